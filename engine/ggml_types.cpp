@@ -1,0 +1,1 @@
+#include "ggml_types.h"

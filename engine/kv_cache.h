@@ -1,0 +1,72 @@
+// The bounded KV cache: S sink slots followed by a ring of W slots, allocated once per session
+// (docs: shared/docs/memory-architecture.md, sections 3 and 4).
+//
+// Physical layout per layer, for K and for V:   [sinkSlots + window][kvDim]
+//   kvBits 32: float      kvBits 16: f16      kvBits 8: int8 + one f32 scale per group of 32
+// Slot metadata (token, position, kind) lives apart from the tensors, as ggml keeps cache cells.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace sinkscope {
+
+enum class SlotKind : uint8_t { Empty, Sink, Ring };
+
+struct SlotInfo {
+    int32_t token = -1;
+    int64_t position = -1;
+    SlotKind kind = SlotKind::Empty;
+};
+
+struct KvCacheShape {
+    int layers = 0;
+    int kvDim = 0;     // n_head_kv * head_dim: the width of one K (or V) row
+    int sinkSlots = 0; // S_max
+    int window = 0;    // W: ring slots, and the mask's window
+    int kvBits = 8;    // 32, 16 or 8
+};
+
+class KvCache {
+public:
+    explicit KvCache(const KvCacheShape& shape); // throws std::invalid_argument on a bad shape
+
+    const KvCacheShape& shape() const { return m_shape; }
+    int slotCount() const { return m_shape.sinkSlots + m_shape.window; }
+
+    // Reserves the slot for the token at `position`: sinks take slots [0, S) in order while they
+    // last (a sink past S_max is stored as an ordinary token); the n-th non-sink token takes ring
+    // slot S_max + (n mod W), evicting its previous occupant. Returns the slot.
+    int place(int32_t token, int64_t position, bool sink);
+
+    // Row access for one layer and slot; rows are kvDim floats, quantized per kvBits on write.
+    void writeK(int layer, int slot, const float* row);
+    void writeV(int layer, int slot, const float* row);
+    void readK(int layer, int slot, float* row) const;
+    void readV(int layer, int slot, float* row) const;
+
+    const std::vector<SlotInfo>& slots() const { return m_slots; } // [sinkSlots + window]
+    int sinksUsed() const { return m_sinksUsed; }
+    int ringHead() const;              // the ring slot the next non-sink token will take
+    int64_t ringWrites() const { return m_ringWrites; }
+    int64_t evictions() const { return m_evictions; }
+    int64_t bytesAllocated() const;    // K and V tensors of every layer, scales included
+    void clear();                      // forget every token; keeps the allocation
+
+private:
+    size_t rowBytes() const; // bytes of one stored row, scales included
+    uint8_t* row(std::vector<uint8_t>& store, int layer, int slot);
+    const uint8_t* row(const std::vector<uint8_t>& store, int layer, int slot) const;
+    void encode(const float* values, uint8_t* out) const;
+    void decode(const uint8_t* in, float* values) const;
+
+    KvCacheShape m_shape;
+    std::vector<uint8_t> m_keys;   // [layers][slots][rowBytes]
+    std::vector<uint8_t> m_values; // [layers][slots][rowBytes]
+    std::vector<SlotInfo> m_slots; // [slots]
+    int m_sinksUsed = 0;
+    int64_t m_ringWrites = 0;
+    int64_t m_evictions = 0;
+};
+
+} // namespace sinkscope

@@ -1,0 +1,44 @@
+// The llama forward pass for one token over the bounded KV cache.
+#pragma once
+
+#include "kv_cache.h"
+#include "model.h"
+#include "snapshot.h"
+
+#include <vector>
+
+namespace sinkscope {
+
+// Mutable activations of one forward pass, sized once per session.
+struct RunState {
+    explicit RunState(const ModelConfig& config, int slotCount);
+    std::vector<float> x;        // [n_embd] residual stream
+    std::vector<float> xn;       // [n_embd] normalised input of a block
+    std::vector<float> q;        // [n_head * head_dim]
+    std::vector<float> qRotated; // [head_dim] the query rotated for one streaming sink
+    std::vector<float> k;        // [kv_dim]
+    std::vector<float> v;        // [kv_dim]
+    std::vector<float> attnOut;  // [n_head * head_dim]
+    std::vector<float> gate;     // [n_ff]
+    std::vector<float> up;       // [n_ff]
+    std::vector<float> ffnOut;   // [n_embd]
+    std::vector<float> keyRow;   // [kv_dim] one dequantized cache row
+    std::vector<float> scores;   // [n_head][slots] attention weights over physical slots
+    std::vector<int> keptSlots;  // [<= slots] slots the mask admitted, this step
+    std::vector<float> probe;    // [slots] the probed attention weights
+    std::vector<float> logits;   // [n_vocab]
+};
+
+// Where a query sits and how sink distances are folded (memory-architecture.md, section 5).
+struct QueryPlacement {
+    int64_t position = 0;
+    int slot = 0;
+    bool streaming = false; // streaming positions: sink j scored at min(q - p_j, W + S - 1 - j)
+};
+
+// Runs one token through the model: writes its K/V into `slot`, attends to the slots keep()
+// admits, and leaves the next-token logits in state.logits.
+void forward(const Model& model, KvCache& cache, RunState& state, int32_t token,
+             const QueryPlacement& where, const AttentionProbe& probe);
+
+} // namespace sinkscope

@@ -1,0 +1,8 @@
+#include <QtTest>
+
+class Testgguf : public QObject {
+    Q_OBJECT
+};
+
+QTEST_GUILESS_MAIN(Testgguf)
+#include "test_gguf.moc"
