@@ -11,6 +11,11 @@
 //
 // Every count, length, type, dimension and offset is checked against the bytes that remain
 // before it is used; a bad file gives a message naming what is wrong, never a crash.
+// Stricter than the format allows, on purpose: arrays of arrays, duplicate keys or tensor names,
+// dimensions <= 0, bool bytes other than 0/1 and overlapping tensor data are rejected;
+// `general.alignment` must be a uint32 power of two. Tensor types unknown to ggml are rejected;
+// known but unsupported ones parse (the Model loader rejects them). Tensors may appear in any
+// order in the data section as long as they are aligned, inside the file and disjoint.
 #pragma once
 
 #include "ggml_types.h"
@@ -46,9 +51,8 @@ const char* ggufValueTypeName(GgufValueType type);
 // One metadata value. Arrays hold their elements decoded into one of the vectors below.
 class GgufValue {
 public:
-    using Storage = std::variant<int64_t, uint64_t, double, bool, std::string,
-                                 std::vector<int64_t>, std::vector<double>,
-                                 std::vector<std::string>, std::vector<bool>>;
+    using Storage = std::variant<int64_t, uint64_t, double, bool, std::string, std::vector<int64_t>,
+                                 std::vector<double>, std::vector<std::string>, std::vector<bool>>;
     GgufValue() = default;
     GgufValue(GgufValueType type, GgufValueType elementType, Storage storage)
         : m_type(type), m_elementType(elementType), m_storage(std::move(storage)) {}
@@ -85,7 +89,7 @@ struct GgufTensorInfo {
     GgmlType type = GgmlType::F32;
     std::vector<int64_t> dims; // ne[0] first: ne[0] is the row length (fastest-moving)
     uint64_t elementCount = 0;
-    uint64_t offset = 0;       // relative to the data section
+    uint64_t offset = 0; // relative to the data section
     uint64_t byteSize = 0;
     const uint8_t* data = nullptr; // into the mapping; valid while the GgufFile lives
 };
@@ -119,6 +123,10 @@ public:
 private:
     GgufFile() = default;
     void parse(); // throws GgufError (internal) with the message
+    // Checks each tensor's offset and extent against the data section that starts at
+    // `headerEnd` rounded up to the alignment, sets the data pointers, rejects overlaps.
+    void placeTensors(uint64_t headerEnd);
+    void requireNoOverlap() const;
 
     std::string m_path;
     const uint8_t* m_data = nullptr; // [m_size] the whole file

@@ -1,5 +1,9 @@
 // Writes GGUF files (v3 by default, v2 on request): deterministic synthetic models for tests
-// and benchmarks, and hand-made corrupt files. Metadata keeps insertion order.
+// and benchmarks, and hand-made corrupt files. Metadata keeps insertion order; setting a key twice
+// writes it twice (which the reader rejects), so corrupt-file tests can build duplicates.
+// An alignment other than 32 is written as `general.alignment`, first. Tensor data is laid out as
+// ggml does: in insertion order, each tensor padded to the alignment.
+// Shapes or data that do not match throw std::invalid_argument (a programming error).
 #pragma once
 
 #include "gguf.h"

@@ -3,9 +3,12 @@
 //
 // Physical layout per layer, for K and for V:   [sinkSlots + window][kvDim]
 //   kvBits 32: float      kvBits 16: f16      kvBits 8: int8 + one f32 scale per group of 32
+// An int8 row is int8 q[G * 32] then f32 scale[G], G = ceil(kvDim / 32): a row whose width is not
+// a multiple of 32 takes a whole last group (its padding stays 0).
 // Slot metadata (token, position, kind) lives apart from the tensors, as ggml keeps cache cells.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -45,13 +48,14 @@ public:
     void readK(int layer, int slot, float* row) const;
     void readV(int layer, int slot, float* row) const;
 
-    const std::vector<SlotInfo>& slots() const { return m_slots; } // [sinkSlots + window]
+    // [sinkSlots + window]. (Not named `slots`: that word is a Qt macro.)
+    const std::vector<SlotInfo>& slotInfos() const { return m_slots; }
     int sinksUsed() const { return m_sinksUsed; }
-    int ringHead() const;              // the ring slot the next non-sink token will take
+    int ringHead() const; // the ring slot the next non-sink token will take
     int64_t ringWrites() const { return m_ringWrites; }
     int64_t evictions() const { return m_evictions; }
-    int64_t bytesAllocated() const;    // K and V tensors of every layer, scales included
-    void clear();                      // forget every token; keeps the allocation
+    int64_t bytesAllocated() const; // K and V tensors of every layer, scales included
+    void clear();                   // forget every token; keeps the allocation
 
 private:
     size_t rowBytes() const; // bytes of one stored row, scales included

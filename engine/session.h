@@ -65,8 +65,10 @@ public:
     // Feeds one token and returns the logits for the next one ([n_vocab], valid until the next
     // call). `sink` asks to pin it (honoured while sink slots remain).
     std::span<const float> feed(int32_t token, bool sink = false);
-    // Feeds tokens; sinks follow the session's SinkMode (BOS and first-N decided here).
-    std::span<const float> prefill(std::span<const int32_t> tokens, const StepCallback& onStep = {});
+    // Feeds tokens; sinks follow the session's SinkMode (BOS and first-N decided here), or every
+    // token is pinned when `pin` (the tool block). Stops early when onStep returns false.
+    std::span<const float> prefill(std::span<const int32_t> tokens, const StepCallback& onStep = {},
+                                   bool pin = false);
     // Prefills `prompt` then samples up to maxTokens, stopping at EOS unless ignoreEos.
     GenerationResult generate(std::span<const int32_t> prompt, int maxTokens, Sampler& sampler,
                               const StepCallback& onStep = {}, bool ignoreEos = false);

@@ -32,7 +32,9 @@ struct StepSnapshot {
     std::string queryPiece;
     bool generated = false;       // sampled by the model (false: prefilled from the prompt)
     int querySlot = -1;           // where the query's own K/V went
-    std::vector<SlotView> slots;  // [sinkSlots + window], physical order: sinks, then the ring
+    // [sinkSlots + window], physical order: sinks, then the ring. (Not named `slots`: that word
+    // is a Qt macro.)
+    std::vector<SlotView> cacheSlots;
     bool hasAttention = false;
     int attentionLayer = -1;
     int attentionHead = -1;
