@@ -380,7 +380,7 @@ size_t GgufValue::arraySize() const {
 }
 
 std::unique_ptr<GgufFile> GgufFile::open(const std::string& path, std::string& error) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a FIFO must not block
     if (fd < 0) {
         error = "cannot open " + path + ": " + std::strerror(errno);
         return nullptr;
@@ -391,39 +391,26 @@ std::unique_ptr<GgufFile> GgufFile::open(const std::string& path, std::string& e
         ::close(fd);
         return nullptr;
     }
-    if (S_ISDIR(info.st_mode) || !S_ISREG(info.st_mode)) {
+    if (!S_ISREG(info.st_mode)) {
         error = path + (S_ISDIR(info.st_mode) ? " is a directory" : " is not a regular file");
         ::close(fd);
         return nullptr;
     }
-    if (info.st_size == 0) {
-        error = path + ": the file is empty (0 bytes), not a GGUF file";
-        ::close(fd);
-        return nullptr;
-    }
-    const auto size = static_cast<uint64_t>(info.st_size);
-    void* mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    const int mapErrno = errno;
-    ::close(fd); // the mapping keeps the file alive
-    if (mapping == MAP_FAILED) {
-        error = "cannot map " + path + ": " + std::strerror(mapErrno);
-        return nullptr;
-    }
     std::unique_ptr<GgufFile> file(new GgufFile());
     file->m_path = path;
-    file->m_mapping = mapping;
-    file->m_data = static_cast<const uint8_t*>(mapping);
-    file->m_size = size;
-    try {
-        file->parse();
-    } catch (const GgufError& failure) {
-        error = path + ": " + failure.what();
-        return nullptr;
-    } catch (const std::bad_alloc&) {
-        error = path + ": out of memory while reading the header";
-        return nullptr;
+    file->m_size = static_cast<uint64_t>(info.st_size);
+    if (file->m_size > 0) { // mmap rejects length 0; parse() reports the empty file
+        void* mapping = ::mmap(nullptr, file->m_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (mapping == MAP_FAILED) {
+            error = "cannot map " + path + ": " + std::strerror(errno);
+            ::close(fd);
+            return nullptr;
+        }
+        file->m_mapping = mapping;
+        file->m_data = static_cast<const uint8_t*>(mapping);
     }
-    return file;
+    ::close(fd); // the mapping keeps the file alive
+    return parsed(std::move(file), error);
 }
 
 std::unique_ptr<GgufFile> GgufFile::fromBytes(std::vector<uint8_t> bytes, std::string& error,
@@ -433,14 +420,17 @@ std::unique_ptr<GgufFile> GgufFile::fromBytes(std::vector<uint8_t> bytes, std::s
     file->m_ownedBytes = std::move(bytes);
     file->m_data = file->m_ownedBytes.data();
     file->m_size = file->m_ownedBytes.size();
+    return parsed(std::move(file), error);
+}
+
+std::unique_ptr<GgufFile> GgufFile::parsed(std::unique_ptr<GgufFile> file, std::string& error) {
     try {
-        if (file->m_size == 0) throw GgufError("the file is empty (0 bytes), not a GGUF file");
         file->parse();
     } catch (const GgufError& failure) {
-        error = name + ": " + failure.what();
+        error = file->m_path + ": " + failure.what();
         return nullptr;
     } catch (const std::bad_alloc&) {
-        error = name + ": out of memory while reading the header";
+        error = file->m_path + ": out of memory while reading the header";
         return nullptr;
     }
     return file;
@@ -479,6 +469,7 @@ std::optional<std::string> GgufFile::getString(std::string_view key) const {
 }
 
 void GgufFile::parse() {
+    if (m_size == 0) throw GgufError("the file is empty (0 bytes), not a GGUF file");
     Cursor cursor(m_data, m_size);
     cursor.setContext("header");
     if (cursor.read<uint32_t>("magic") != 0x46554747u) // "GGUF" read little-endian

@@ -122,6 +122,8 @@ public:
 
 private:
     GgufFile() = default;
+    // Runs parse(); on failure sets `error` to "<path>: <message>" and returns nullptr.
+    static std::unique_ptr<GgufFile> parsed(std::unique_ptr<GgufFile> file, std::string& error);
     void parse(); // throws GgufError (internal) with the message
     // Checks each tensor's offset and extent against the data section that starts at
     // `headerEnd` rounded up to the alignment, sets the data pointers, rejects overlaps.

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace sinkscope {
@@ -47,6 +48,10 @@ public:
     void writeV(int layer, int slot, const float* row);
     void readK(int layer, int slot, float* row) const;
     void readV(int layer, int slot, float* row) const;
+    // The rows of several slots at once, transposed: columns [kvDim][slots.size()], so that
+    // attention runs along the slots with contiguous loads.
+    void gatherK(int layer, std::span<const int> slots, float* columns) const;
+    void gatherV(int layer, std::span<const int> slots, float* columns) const;
 
     // [sinkSlots + window]. (Not named `slots`: that word is a Qt macro.)
     const std::vector<SlotInfo>& slotInfos() const { return m_slots; }
@@ -63,11 +68,14 @@ private:
     const uint8_t* row(const std::vector<uint8_t>& store, int layer, int slot) const;
     void encode(const float* values, uint8_t* out) const;
     void decode(const uint8_t* in, float* values) const;
+    void gather(const std::vector<uint8_t>& store, int layer, std::span<const int> slots,
+                float* columns) const;
 
     KvCacheShape m_shape;
     std::vector<uint8_t> m_keys;   // [layers][slots][rowBytes]
     std::vector<uint8_t> m_values; // [layers][slots][rowBytes]
     std::vector<SlotInfo> m_slots; // [slots]
+    mutable std::vector<float> m_rowScratch; // [kvDim] one decoded row, for gather
     int m_sinksUsed = 0;
     int64_t m_ringWrites = 0;
     int64_t m_evictions = 0;

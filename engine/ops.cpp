@@ -21,20 +21,6 @@ void matvec(const Matrix& w, const float* x, float* out) {
 
 } // namespace ref
 
-// Eight independent accumulators let the compiler keep a full vector register busy without
-// reassociating a single sum (which -O3 alone may not do for floats).
-float dot(const float* a, const float* b, int n) {
-    float acc[8] = {};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; ++j)
-            acc[j] += a[i + j] * b[i + j];
-    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; i < n; ++i)
-        sum += a[i] * b[i];
-    return sum;
-}
-
 void matvec(const Matrix& w, const float* x, float* out) {
     for (int r = 0; r < w.rows; ++r)
         out[r] = dot(w.data + static_cast<size_t>(r) * w.cols, x, w.cols);

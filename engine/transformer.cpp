@@ -14,7 +14,7 @@ RunState::RunState(const ModelConfig& c, int slotCount)
     : x(c.nEmbd), xn(c.nEmbd), q(static_cast<size_t>(c.nHead) * c.headDim),
       qRaw(static_cast<size_t>(c.nHead) * c.headDim), qRotated(c.headDim), k(c.kvDim()),
       v(c.kvDim()), attnOut(static_cast<size_t>(c.nHead) * c.headDim), gate(c.nFf), up(c.nFf),
-      blockOut(c.nEmbd), keyRow(c.kvDim()), scores(static_cast<size_t>(c.nHead) * slotCount),
+      blockOut(c.nEmbd), columns(static_cast<size_t>(slotCount) * c.kvDim()), scores(static_cast<size_t>(c.nHead) * slotCount),
       probe(slotCount), logits(c.nVocab) {
     keptSlots.reserve(slotCount);
 }
@@ -33,16 +33,6 @@ void collectKeptSlots(const KvCache& cache, int64_t position, RunState& s) {
     }
 }
 
-// Streaming positions (section 5): sink j of S is scored at distance min(q - p_j, W + S - 1 - j).
-// Returns the position the query must be rotated to for that, or -1 when its own position serves.
-int64_t streamingQueryPosition(const KvCache& cache, const SlotInfo& sink, int sinkIndex,
-                               int64_t position) {
-    const int64_t folded = cache.shape().window + cache.sinksUsed() - 1 - sinkIndex;
-    if (position - sink.position <= folded)
-        return -1;
-    return sink.position + folded;
-}
-
 // With an f16 cache, attention follows ggml's f16 path (llama.cpp's default cache type): the query
 // is rounded to f16 for the K dot products and the softmax weights for the V sum.
 void roundToHalf(float* values, size_t count) {
@@ -50,53 +40,74 @@ void roundToHalf(float* values, size_t count) {
         values[i] = fp16ToFp32(fp32ToFp16(values[i]));
 }
 
+// Streaming positions (section 5): sink j of S is scored at distance min(q - p_j, W + S - 1 - j).
+// The kept sinks whose distance folds are scored again with the query rotated to p_j + W + S - 1 - j
+// (stored keys are never re-rotated). Sinks occupy slots [0, S) in order, so slot j is sink j.
+void rescoreFoldedSinks(const Model& model, const KvCache& cache, RunState& s, int64_t position,
+                        bool halfPrecision) {
+    const ModelConfig& c = model.config();
+    const int kept = static_cast<int>(s.keptSlots.size());
+    const int groupSize = c.nHead / c.nHeadKv;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
+    for (int i = 0; i < kept && s.keptSlots[i] < cache.sinksUsed(); ++i) {
+        const int sink = s.keptSlots[i];
+        const int64_t folded = cache.shape().window + cache.sinksUsed() - 1 - sink;
+        const int64_t sinkPosition = cache.slotInfos()[sink].position;
+        if (position - sinkPosition <= folded)
+            continue;
+        for (int h = 0; h < c.nHead; ++h) {
+            std::copy_n(s.qRaw.data() + static_cast<size_t>(h) * c.headDim, c.headDim,
+                        s.qRotated.data());
+            rope(s.qRotated.data(), 1, c.headDim, sinkPosition + folded, c.ropeBase, c.rope);
+            if (halfPrecision)
+                roundToHalf(s.qRotated.data(), s.qRotated.size());
+            // the sink's key is column i of K: [kv_dim][kept]
+            const float* key = s.columns.data() + static_cast<size_t>(h / groupSize) * c.headDim * kept + i;
+            float score = 0;
+            for (int d = 0; d < c.headDim; ++d)
+                score += s.qRotated[d] * key[static_cast<size_t>(d) * kept];
+            s.scores[static_cast<size_t>(h) * kept + i] = score * scale;
+        }
+    }
+}
+
 // Attention of every head over the kept slots; leaves the result in s.attnOut.
 void attend(const Model& model, const KvCache& cache, RunState& s, int layer,
             const QueryPlacement& where, const AttentionProbe& probe) {
     const ModelConfig& c = model.config();
     const int kept = static_cast<int>(s.keptSlots.size());
+    const int headDim = c.headDim;
     const int groupSize = c.nHead / c.nHeadKv;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
+    const float scale = 1.0f / std::sqrt(static_cast<float>(headDim));
     const bool halfPrecision = cache.shape().kvBits == 16;
     if (halfPrecision)
         roundToHalf(s.q.data(), s.q.size());
 
-    for (int i = 0; i < kept; ++i) {
-        const int slot = s.keptSlots[i];
-        const SlotInfo& info = cache.slotInfos()[slot];
-        cache.readK(layer, slot, s.keyRow.data());
-        const int64_t foldTo = where.streaming && info.kind == SlotKind::Sink
-                                   ? streamingQueryPosition(cache, info, slot, where.position)
-                                   : -1;
-        for (int h = 0; h < c.nHead; ++h) {
-            const float* query = s.q.data() + static_cast<size_t>(h) * c.headDim;
-            if (foldTo >= 0) {
-                std::copy_n(s.qRaw.data() + static_cast<size_t>(h) * c.headDim, c.headDim,
-                            s.qRotated.data());
-                rope(s.qRotated.data(), 1, c.headDim, foldTo, c.ropeBase, c.rope);
-                if (halfPrecision)
-                    roundToHalf(s.qRotated.data(), s.qRotated.size());
-                query = s.qRotated.data();
-            }
-            const float* key = s.keyRow.data() + static_cast<size_t>(h / groupSize) * c.headDim;
-            s.scores[static_cast<size_t>(h) * kept + i] = dot(query, key, c.headDim) * scale;
-        }
+    // scores[h][i] = q_h . K[i] over the head's columns of K: [kv_dim][kept]
+    cache.gatherK(layer, s.keptSlots, s.columns.data());
+    for (int h = 0; h < c.nHead; ++h) {
+        const float* query = s.q.data() + static_cast<size_t>(h) * headDim;
+        const float* keys = s.columns.data() + static_cast<size_t>(h / groupSize) * headDim * kept;
+        float* scores = s.scores.data() + static_cast<size_t>(h) * kept;
+        std::fill_n(scores, kept, 0.0f);
+        for (int d = 0; d < headDim; ++d)
+            axpy(query[d] * scale, keys + static_cast<size_t>(d) * kept, scores, kept);
     }
+    if (where.streaming)
+        rescoreFoldedSinks(model, cache, s, where.position, halfPrecision);
     for (int h = 0; h < c.nHead; ++h)
         softmax(s.scores.data() + static_cast<size_t>(h) * kept, kept);
     if (halfPrecision)
         roundToHalf(s.scores.data(), static_cast<size_t>(c.nHead) * kept);
 
-    std::fill(s.attnOut.begin(), s.attnOut.end(), 0.0f);
-    for (int i = 0; i < kept; ++i) {
-        cache.readV(layer, s.keptSlots[i], s.keyRow.data());
-        for (int h = 0; h < c.nHead; ++h) {
-            const float weight = s.scores[static_cast<size_t>(h) * kept + i];
-            const float* value = s.keyRow.data() + static_cast<size_t>(h / groupSize) * c.headDim;
-            float* out = s.attnOut.data() + static_cast<size_t>(h) * c.headDim;
-            for (int d = 0; d < c.headDim; ++d)
-                out[d] += weight * value[d];
-        }
+    // out[h][d] = weights_h . V[:, d] over the head's columns of V: [kv_dim][kept]
+    cache.gatherV(layer, s.keptSlots, s.columns.data());
+    for (int h = 0; h < c.nHead; ++h) {
+        const float* values = s.columns.data() + static_cast<size_t>(h / groupSize) * headDim * kept;
+        const float* weights = s.scores.data() + static_cast<size_t>(h) * kept;
+        float* out = s.attnOut.data() + static_cast<size_t>(h) * headDim;
+        for (int d = 0; d < headDim; ++d)
+            out[d] = dot(weights, values + static_cast<size_t>(d) * kept, kept);
     }
 
     if (probe.enabled && (probe.layer < 0 || probe.layer == layer)) {

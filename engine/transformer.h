@@ -23,7 +23,7 @@ struct RunState {
     std::vector<float> gate;     // [n_ff]
     std::vector<float> up;       // [n_ff]
     std::vector<float> blockOut; // [n_embd] a block's output before the residual add
-    std::vector<float> keyRow;   // [kv_dim] one dequantized cache row
+    std::vector<float> columns;  // [kv_dim][kept] the kept slots' K (then V), dequantized
     std::vector<float> scores;   // [n_head][slots] attention weights over physical slots
     std::vector<int> keptSlots;  // [<= slots] slots the mask admitted, this step
     std::vector<float> probe;    // [slots] the probed attention weights
