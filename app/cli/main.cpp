@@ -1,1 +1,107 @@
-int main() { return 0; }
+// sinkscope-cli: the headless face of the engine; prints JSON for scripts and benchmarks.
+// Exit status: 0 success, 2 bad usage, 3 bad model or input file, 1 anything else.
+#include "cli_args.h"
+#include "commands.h"
+
+#include <algorithm>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using sinkscope::cli::CommandArgs;
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInput = 3;
+
+struct Command {
+    std::string_view name;
+    int (*run)(CommandArgs);
+};
+
+constexpr Command kCommands[] = {
+    {"run", sinkscope::cli::runCommand},
+    {"budget", sinkscope::cli::budgetCommand},
+    {"tokenize", sinkscope::cli::tokenizeCommand},
+    {"perplexity", sinkscope::cli::perplexityCommand},
+    {"bench", sinkscope::cli::benchCommand},
+    {"make-model", sinkscope::cli::makeModelCommand},
+};
+
+constexpr std::string_view kUsage = R"(usage: sinkscope-cli COMMAND [OPTIONS]
+
+commands:
+  run --model FILE (--prompt TEXT | --prompt-file FILE) [--n-predict N (128)]
+      [--greedy | --temp T --top-k K --top-p P --seed S] [--ignore-eos] [--json]
+      [--kv-window W (256; 0 = budget)] [--kv-bits 8|16|32 (8)]
+      [--positions absolute|streaming] [--sinks bos|first:N|none (bos)]
+      Prints the generated text as it comes, or one JSON report with --json.
+  budget (--model FILE | --layers L --kv-heads H --head-dim D --d-model M --sites S --max-seq N)
+      [--kv-window W (0 = budget)]
+      Prints the budget-derived KV window as JSON.
+  tokenize --model FILE --text TEXT
+      Prints the token ids (BOS included) and pieces as JSON.
+  perplexity --model FILE --file TEXT --ctx N [--kv-window W (0 = budget)] [--kv-bits B (32)]
+      [--positions P] [--sinks S]
+      Prints llama-perplexity's figure for the text as JSON.
+  bench --model FILE [-p N (128)] [-n N (128)] [--threads T (1)] [--repeat R (3)]
+      [--kv-window W (0 = budget)] [--kv-bits B] [--positions P] [--sinks S]
+      Prints the best prefill and decode speeds as JSON.
+  make-model --out FILE [--vocab N --embd N --layers N --heads N --kv-heads N --ff N --ctx N
+      --seed S --type f32|f16|q8_0|q4_0 --rope adjacent|neox --tied]
+      Writes a deterministic synthetic model and prints its path, bytes and parameters as JSON.
+  help
+      Prints this text.
+
+exit status: 0 success, 2 bad usage, 3 bad model or input file, 1 other failure
+)";
+
+bool isHelp(std::string_view arg) {
+    return arg == "help" || arg == "--help" || arg == "-h";
+}
+
+int dispatch(CommandArgs args) {
+    if (args.empty()) {
+        std::cerr << kUsage;
+        return kExitUsage;
+    }
+    if (isHelp(args.front()) || (args.size() > 1 && args[1] == "--help")) {
+        std::cout << kUsage;
+        return 0;
+    }
+    const auto command = std::ranges::find(kCommands, args.front(), &Command::name);
+    if (command == std::end(kCommands))
+        throw sinkscope::cli::UsageError("unknown command '" + std::string(args.front()) +
+                                         "' (see sinkscope-cli help)");
+    return command->run(args.subspan(1));
+}
+
+// Messages may quote a loader's text; the contract is one line on stderr.
+int fail(const char* message, int status) {
+    std::string line = message;
+    std::ranges::replace_if(
+        line, [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    std::cout.flush();
+    std::cerr << "sinkscope-cli: error: " << line << '\n';
+    return status;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    try {
+        const std::vector<std::string_view> args(argv + 1, argv + argc);
+        return dispatch(args);
+    } catch (const sinkscope::cli::UsageError& error) {
+        return fail(error.what(), kExitUsage);
+    } catch (const sinkscope::cli::InputError& error) {
+        return fail(error.what(), kExitInput);
+    } catch (const std::exception& error) {
+        return fail(error.what(), kExitFailure);
+    } catch (...) {
+        return fail("unexpected failure", kExitFailure);
+    }
+}

@@ -1,0 +1,44 @@
+// What several sinkscope-cli commands share: loading inputs, session options, JSON output and
+// resource figures.
+#pragma once
+
+#include "cli_args.h"
+#include "model.h"
+#include "session.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sinkscope::cli {
+
+// The prompt's token ids as `run` feeds them: BOS first when the vocabulary asks for it.
+std::vector<int32_t> tokenizeWithBos(const Tokenizer& tokenizer, std::string_view text);
+
+// Throws InputError for a missing path, a directory, or a file the loader rejects (its message).
+std::unique_ptr<Model> loadModel(const std::string& path);
+// The whole file's bytes; InputError naming `what` ("prompt file") when it cannot be read.
+std::string readWholeFile(const std::string& path, std::string_view what);
+
+// The command's own options followed by --kv-window, --kv-bits, --positions and --sinks.
+std::vector<OptionSpec> withSessionOptions(std::initializer_list<OptionSpec> own);
+// `defaults` with the options above applied (--kv-window 0 = the budget window).
+SessionOptions sessionOptionsFromArgs(const ParsedArgs& args, const SessionOptions& defaults);
+// The session, or UsageError when the engine rejects the options for this model.
+std::unique_ptr<Session> openSession(const Model& model, const SessionOptions& options);
+// "bos", "first:N" or "none": the --sinks spelling of the options' sink mode.
+std::string sinksText(const SessionOptions& options);
+// How a session's cache is set up: budget_window, effective_window, sink_slots, kv_bytes,
+// kv_budget_bytes, kv_bits, positions, sinks.
+nlohmann::ordered_json describeCache(const Session& session);
+
+// Peak resident set size (VmHWM) in bytes; 0 where /proc/self/status has no such line.
+int64_t peakRssBytes();
+double tokensPerSecond(int64_t tokens, double seconds); // 0 when nothing was timed
+void printJson(const nlohmann::ordered_json& value);    // on stdout; invalid UTF-8 replaced
+
+} // namespace sinkscope::cli

@@ -1,0 +1,89 @@
+// bench: prefill and greedy decode speed on a fixed token stream, best of several repeats.
+#include "cli_common.h"
+#include "commands.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace sinkscope::cli {
+
+namespace {
+
+constexpr int64_t kMaxBenchTokens = 1 << 20;
+
+struct BenchRates {
+    double prefill = 0; // tokens per second
+    double decode = 0;
+};
+
+// BOS, then the vocabulary's non-control ids in order, cycling: the same stream on every run,
+// whatever the tokenizer would make of text.
+std::vector<int32_t> benchPrompt(const Tokenizer& tokenizer, int length) {
+    std::vector<int32_t> cycle;
+    for (int32_t id = 0; id < tokenizer.size(); ++id)
+        if (tokenizer.type(id) != TokenType::Control) cycle.push_back(id);
+    if (cycle.empty()) throw InputError("the model's vocabulary has only control tokens");
+    std::vector<int32_t> tokens = {tokenizer.bos()};
+    for (size_t i = 0; tokens.size() < static_cast<size_t>(length); ++i)
+        tokens.push_back(cycle[i % cycle.size()]);
+    return tokens;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// One pass: prefill the prompt from an empty cache, then generate `decodeTokens` greedily.
+BenchRates benchOnce(Session& session, std::span<const int32_t> prompt, int decodeTokens) {
+    session.reset();
+    Sampler greedy(SamplerOptions{.greedy = true});
+    const auto prefillStart = std::chrono::steady_clock::now();
+    std::span<const float> logits = session.prefill(prompt);
+    const double prefillSeconds = secondsSince(prefillStart);
+    const auto decodeStart = std::chrono::steady_clock::now();
+    for (int i = 0; i < decodeTokens; ++i)
+        logits = session.feed(greedy.sample(logits)); // EOS ignored: the count is fixed
+    const double decodeSeconds = secondsSince(decodeStart);
+    return {tokensPerSecond(static_cast<int64_t>(prompt.size()), prefillSeconds),
+            tokensPerSecond(decodeTokens, decodeSeconds)};
+}
+
+} // namespace
+
+int benchCommand(CommandArgs args) {
+    const ParsedArgs parsed = ParsedArgs::parse(
+        "bench", withSessionOptions({{"--model"}, {"-p"}, {"-n"}, {"--threads"}, {"--repeat"}}),
+        args);
+    const std::string modelPath = parsed.required("--model");
+    const int promptTokens = static_cast<int>(parsed.integer("-p", 128, 1, kMaxBenchTokens));
+    const int decodeTokens = static_cast<int>(parsed.integer("-n", 128, 0, kMaxBenchTokens));
+    const int64_t threads = parsed.integer("--threads", 1, 1, 1024); // reported; one thread runs
+    const int repeats = static_cast<int>(parsed.integer("--repeat", 3, 1, 1000));
+    SessionOptions defaults;
+    defaults.kvWindow = 0; // the budget window
+    const SessionOptions options = sessionOptionsFromArgs(parsed, defaults);
+
+    const std::unique_ptr<Model> model = loadModel(modelPath);
+    const std::vector<int32_t> prompt = benchPrompt(model->tokenizer(), promptTokens);
+    const std::unique_ptr<Session> session = openSession(*model, options);
+    BenchRates best;
+    for (int i = 0; i < repeats; ++i) {
+        const BenchRates rates = benchOnce(*session, prompt, decodeTokens);
+        best.prefill = std::max(best.prefill, rates.prefill);
+        best.decode = std::max(best.decode, rates.decode);
+    }
+    nlohmann::ordered_json report = {
+        {"prefill_tokens_per_s", best.prefill},
+        {"decode_tokens_per_s", best.decode},
+        {"peak_rss_bytes", peakRssBytes()},
+        {"n_prompt", prompt.size()},
+        {"n_gen", decodeTokens},
+        {"threads", threads},
+        {"repeat", repeats},
+    };
+    report.update(describeCache(*session));
+    printJson(report);
+    return 0;
+}
+
+} // namespace sinkscope::cli
