@@ -73,7 +73,8 @@ void encodeInt8(const float* values, int kvDim, uint8_t* out) {
     }
 }
 
-void decodeInt8(const uint8_t* in, int kvDim, float* values) {
+// values[d * stride] for d < kvDim: stride 1 fills a row, stride n one column of [kvDim][n].
+void decodeInt8(const uint8_t* in, int kvDim, float* values, size_t stride = 1) {
     const size_t groups = groupsPerRow(kvDim);
     const auto* quants = reinterpret_cast<const int8_t*>(in);
     const uint8_t* scales = in + groups * kGroup;
@@ -81,15 +82,8 @@ void decodeInt8(const uint8_t* in, int kvDim, float* values) {
         float scale = 0.0f;
         std::memcpy(&scale, scales + g * sizeof(float), sizeof(float));
         const size_t end = std::min((g + 1) * kGroup, static_cast<size_t>(kvDim));
-        for (size_t i = g * kGroup; i < end; ++i)
-            values[i] = scale * static_cast<float>(quants[i]);
-    }
-}
-
-void encodeFp16(const float* values, int kvDim, uint8_t* out) {
-    for (int i = 0; i < kvDim; ++i) {
-        const uint16_t half = fp32ToFp16(values[i]);
-        std::memcpy(out + static_cast<size_t>(i) * sizeof(half), &half, sizeof(half));
+        for (size_t d = g * kGroup; d < end; ++d)
+            values[d * stride] = scale * static_cast<float>(quants[d]);
     }
 }
 
@@ -161,13 +155,21 @@ void KvCache::gatherV(int layer, std::span<const int> slots, float* columns) con
     gather(m_values, layer, slots, columns);
 }
 
+// Decodes straight into the transposed layout; the int8 rows are the hot case (the default), so
+// they skip the row scratch.
 void KvCache::gather(const std::vector<uint8_t>& store, int layer, std::span<const int> slots,
                      float* columns) const {
     const size_t count = slots.size();
-    m_rowScratch.resize(static_cast<size_t>(m_shape.kvDim));
+    const auto width = static_cast<size_t>(m_shape.kvDim);
+    if (m_shape.kvBits == 8) {
+        for (size_t i = 0; i < count; ++i)
+            decodeInt8(row(store, layer, slots[i]), m_shape.kvDim, columns + i, count);
+        return;
+    }
+    m_rowScratch.resize(width);
     for (size_t i = 0; i < count; ++i) {
         decode(row(store, layer, slots[i]), m_rowScratch.data());
-        for (size_t d = 0; d < m_rowScratch.size(); ++d)
+        for (size_t d = 0; d < width; ++d)
             columns[d * count + i] = m_rowScratch[d];
     }
 }

@@ -41,12 +41,17 @@ void rmsNorm(const float* x, const float* weight, int n, float eps, float* out);
 void rope(float* vec, int heads, int headDim, int64_t position, float base, RopeStyle style);
 // In place: x[n] -> softmax(x)
 void softmax(float* x, int n);
+// In place: x[n] -> exp(x), within 2 ulp of std::exp over [-87, 88] (vectorised polynomial)
+void expInPlace(float* x, int n);
+// In place: every value rounded to the nearest f16 and back (ggml's f16 attention operands)
+void roundToHalf(float* values, size_t count);
 // gate[n] = silu(gate) * up
 void swiglu(float* gate, const float* up, int n);
 
 namespace ref {
 void matvec(const Matrix& w, const float* x, float* out);
 float dot(const float* a, const float* b, int n);
+void roundToHalf(float* values, size_t count);
 } // namespace ref
 
 } // namespace sinkscope

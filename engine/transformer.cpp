@@ -1,6 +1,5 @@
 #include "transformer.h"
 
-#include "ggml_types.h"
 #include "mask.h"
 #include "ops.h"
 
@@ -21,23 +20,22 @@ RunState::RunState(const ModelConfig& c, int slotCount)
 
 namespace {
 
-// The slots the query at `position` may read: exactly those keep() admits.
+// The slots the query at `position` may read: exactly those keep() admits. Only occupied slots
+// are visited: the sinks in use, then the part of the ring written so far.
 void collectKeptSlots(const KvCache& cache, int64_t position, RunState& s) {
     s.keptSlots.clear();
+    const KvCacheShape& shape = cache.shape();
     const auto& slots = cache.slotInfos();
-    for (int i = 0; i < static_cast<int>(slots.size()); ++i) {
+    const auto admit = [&](int i) {
         const SlotInfo& slot = slots[i];
-        if (slot.kind != SlotKind::Empty &&
-            keep(position, slot.position, cache.shape().window, slot.kind == SlotKind::Sink))
+        if (keep(position, slot.position, shape.window, slot.kind == SlotKind::Sink))
             s.keptSlots.push_back(i);
-    }
-}
-
-// With an f16 cache, attention follows ggml's f16 path (llama.cpp's default cache type): the query
-// is rounded to f16 for the K dot products and the softmax weights for the V sum.
-void roundToHalf(float* values, size_t count) {
-    for (size_t i = 0; i < count; ++i)
-        values[i] = fp16ToFp32(fp32ToFp16(values[i]));
+    };
+    for (int i = 0; i < cache.sinksUsed(); ++i)
+        admit(i);
+    const int ringUsed = static_cast<int>(std::min<int64_t>(cache.ringWrites(), shape.window));
+    for (int i = shape.sinkSlots; i < shape.sinkSlots + ringUsed; ++i)
+        admit(i);
 }
 
 // Streaming positions (section 5): sink j of S is scored at distance min(q - p_j, W + S - 1 - j).
@@ -79,6 +77,8 @@ void attend(const Model& model, const KvCache& cache, RunState& s, int layer,
     const int headDim = c.headDim;
     const int groupSize = c.nHead / c.nHeadKv;
     const float scale = 1.0f / std::sqrt(static_cast<float>(headDim));
+    // With an f16 cache, attention follows ggml's f16 path (llama.cpp's default cache type): the
+    // query is rounded to f16 for the K dot products and the softmax weights for the V sum.
     const bool halfPrecision = cache.shape().kvBits == 16;
     if (halfPrecision)
         roundToHalf(s.q.data(), s.q.size());
@@ -144,7 +144,8 @@ void forward(const Model& model, KvCache& cache, RunState& s, int32_t token,
     std::copy_n(w.tokenEmbedding.data + static_cast<size_t>(token) * c.nEmbd, c.nEmbd,
                 s.x.data());
     collectKeptSlots(cache, where.position, s);
-    std::fill(s.probe.begin(), s.probe.end(), 0.0f);
+    if (probe.enabled)
+        std::fill(s.probe.begin(), s.probe.end(), 0.0f);
 
     for (int layer = 0; layer < c.nLayer; ++layer) {
         const LayerWeights& lw = w.layers[layer];

@@ -105,6 +105,47 @@ private slots:
         QCOMPARE_LE(std::fabs(half[2] - std::sin(1.0f)), 1e-6f);
     }
 
+    // The vectorised exp against std::exp, at every tail length of the vector loop.
+    void expMatchesStdExp() {
+        std::vector<float> inputs;
+        for (float x = -87.0f; x <= 88.0f; x += 0.0137f)
+            inputs.push_back(x);
+        for (float x : {0.0f, -0.0f, 1e-8f, -1e-8f, 0.5f, -0.5f, 88.0f})
+            inputs.push_back(x);
+        std::vector<float> values = inputs;
+        expInPlace(values.data(), int(values.size()));
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            const double expected = std::exp(double(inputs[i]));
+            QVERIFY2(std::fabs(values[i] - expected) <= 2.5e-7 * expected,
+                     qPrintable(QString("exp(%1) = %2, expected %3").arg(inputs[i]).arg(values[i]).arg(expected)));
+        }
+        for (int n = 1; n <= 17; ++n) {
+            std::vector<float> tail(n, -1.0f);
+            expInPlace(tail.data(), n);
+            for (float v : tail)
+                QCOMPARE_LE(std::fabs(v - std::exp(-1.0f)), 1e-7f);
+        }
+        std::vector<float> far{-200.0f, -1000.0f};
+        expInPlace(far.data(), 2);
+        QVERIFY(far[0] >= 0 && far[0] < 1e-37f && far[1] >= 0 && far[1] < 1e-37f);
+    }
+
+    // The F16C fast path rounds exactly as the scalar conversions do.
+    void roundToHalfMatchesReference() {
+        auto values = randomVector(1003, 9);
+        for (float& v : values)
+            v *= 300.0f;
+        values.push_back(65504.0f);
+        values.push_back(1e-7f);
+        values.push_back(70000.0f);
+        auto expected = values;
+        roundToHalf(values.data(), values.size());
+        ref::roundToHalf(expected.data(), expected.size());
+        for (size_t i = 0; i < values.size(); ++i)
+            QCOMPARE(values[i], expected[i]);
+        QCOMPARE(values[values.size() - 3], 65504.0f);
+    }
+
     void swigluMatchesDefinition() {
         std::vector<float> gate{-2, 0, 3}, up{1, 5, 2};
         swiglu(gate.data(), up.data(), 3);
