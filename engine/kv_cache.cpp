@@ -87,6 +87,13 @@ void decodeInt8(const uint8_t* in, int kvDim, float* values, size_t stride = 1) 
     }
 }
 
+void encodeFp16(const float* values, int kvDim, uint8_t* out) {
+    for (int i = 0; i < kvDim; ++i) {
+        const uint16_t half = fp32ToFp16(values[i]);
+        std::memcpy(out + static_cast<size_t>(i) * sizeof(half), &half, sizeof(half));
+    }
+}
+
 // With F16C the conversion runs eight values at a time in hardware; it is bit-exact with
 // fp16ToFp32, the scalar reference (tests/test_kv_cache.cpp compares them).
 void decodeFp16(const uint8_t* in, int kvDim, float* values) {
