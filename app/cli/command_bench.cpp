@@ -57,7 +57,11 @@ int benchCommand(CommandArgs args) {
     const std::string modelPath = parsed.required("--model");
     const int promptTokens = static_cast<int>(parsed.integer("-p", 128, 1, kMaxBenchTokens));
     const int decodeTokens = static_cast<int>(parsed.integer("-n", 128, 0, kMaxBenchTokens));
-    const int64_t threads = parsed.integer("--threads", 1, 1, 1024); // reported; one thread runs
+    const int64_t threads = parsed.integer("--threads", 1, 1, 1024);
+    if (threads != 1)
+        throw UsageError("--threads " + std::to_string(threads) +
+                         ": the engine decodes on one thread (multi-threaded decoding is not "
+                         "implemented yet)");
     const int repeats = static_cast<int>(parsed.integer("--repeat", 3, 1, 1000));
     SessionOptions defaults;
     defaults.kvWindow = 0; // the budget window
