@@ -1,0 +1,420 @@
+// The mask heatmap against keep()/classify(): every drawn cell kind, the painted colours, rows
+// that never arrived, tooltips, clicks, zoom, follow mode, PNG export and a 5,000-position session.
+#include <QtTest>
+
+#include "mask.h"
+#include "mask_heatmap.h"
+#include "snapshot.h"
+#include "view_colors.h"
+
+#include <QAbstractScrollArea>
+#include <QHelpEvent>
+#include <QScrollBar>
+#include <QTemporaryDir>
+#include <QToolButton>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include <set>
+
+using namespace sinkscope;
+using sinkscope::views::MaskColors;
+using sinkscope::views::MaskHeatmap;
+
+namespace {
+
+// Reports one step per position as the engine does (memory-architecture.md, section 3): sinks
+// take slots [0, S) in order, the n-th other token takes ring slot S + (n mod W).
+class SnapshotStream {
+public:
+    SnapshotStream(int window, std::set<int64_t> sinks, bool withAttention)
+        : m_window(window), m_sinks(std::move(sinks)), m_withAttention(withAttention),
+          m_slots(m_sinks.size() + size_t(window)) {}
+
+    static std::string pieceOf(int64_t position) {
+        return std::string("t").append(std::to_string(position));
+    }
+    static float weightOf(int64_t q, int64_t k) { return float(k + 1) / float(q + 1) / 64.f; }
+
+    StepSnapshot next() {
+        const int64_t q = m_next++;
+        StepSnapshot snapshot;
+        snapshot.queryPosition = q;
+        snapshot.queryToken = int32_t(q);
+        snapshot.queryPiece = pieceOf(q);
+        snapshot.querySlot = place(q);
+        snapshot.effectiveWindow = m_window;
+        snapshot.hasAttention = m_withAttention;
+        for (SlotView view : m_slots) {
+            if (view.kind != SlotKind::Empty) {
+                view.kept = keep(q, view.position, m_window, view.kind == SlotKind::Sink);
+                view.attention = view.kept && m_withAttention ? weightOf(q, view.position) : 0.f;
+            }
+            snapshot.cacheSlots.push_back(view);
+        }
+        return snapshot;
+    }
+
+    QList<StepSnapshot> take(int count) {
+        QList<StepSnapshot> batch;
+        for (int i = 0; i < count; ++i)
+            batch.append(next());
+        return batch;
+    }
+
+private:
+    int place(int64_t position) {
+        const bool sink = m_sinks.count(position) > 0;
+        const int slot =
+            sink ? m_sinksPlaced++ : int(m_sinks.size() + size_t(m_ringWrites++ % m_window));
+        SlotView& view = m_slots[size_t(slot)];
+        view.token = int32_t(position);
+        view.position = position;
+        view.piece = pieceOf(position);
+        view.kind = sink ? SlotKind::Sink : SlotKind::Ring;
+        return slot;
+    }
+
+    int64_t m_window;
+    std::set<int64_t> m_sinks;
+    bool m_withAttention;
+    std::vector<SlotView> m_slots; // [sinks + window]
+    int m_sinksPlaced = 0;
+    int64_t m_ringWrites = 0;
+    int64_t m_next = 0;
+};
+
+constexpr int kWindow = 4;
+constexpr int kPositions = 40;
+const std::set<int64_t> kSinks{0, 1};
+
+QAbstractScrollArea* canvasOf(MaskHeatmap& heatmap) {
+    return heatmap.findChild<QAbstractScrollArea*>();
+}
+
+QToolButton* buttonWithText(QWidget& parent, const QString& text) {
+    for (QToolButton* button : parent.findChildren<QToolButton*>())
+        if (button->text() == text) return button;
+    return nullptr;
+}
+
+void sendWheel(QWidget* target, QPoint pos, int delta, Qt::KeyboardModifiers modifiers) {
+    QWheelEvent event(QPointF(pos), QPointF(target->mapToGlobal(pos)), QPoint(), QPoint(0, delta),
+                      Qt::NoButton, modifiers, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(target, &event);
+}
+
+// The colour painted at the centre of cell (q, k), read from a grab of the whole widget.
+QColor paintedColor(MaskHeatmap& heatmap, qint64 q, qint64 k) {
+    const QPoint inViewport = heatmap.cellCenter(q, k);
+    const QPoint inWidget = heatmap.canvasViewport()->mapTo(&heatmap, inViewport);
+    return heatmap.grab().toImage().pixelColor(inWidget);
+}
+
+} // namespace
+
+class TestMaskHeatmap : public QObject {
+    Q_OBJECT
+
+private slots:
+    void everyCellKindMatchesClassify();
+    void batchesWithMissingRows();
+    void weightsOfReceivedRows();
+    void paintedColoursFollowKinds();
+    void hoverShowsTooltip();
+    void clickEmitsKeyPosition();
+    void zoomButtonsAndCtrlWheel();
+    void followModeStopsWhenUserScrollsAway();
+    void exportPngHasSquareAspect();
+    void fiveThousandPositionsWithoutDenseStorage();
+    void clearForgetsEverything();
+};
+
+void TestMaskHeatmap::everyCellKindMatchesClassify() {
+    MaskHeatmap heatmap;
+    SnapshotStream stream(kWindow, kSinks, false);
+    for (int i = 0; i < kPositions; ++i)
+        heatmap.addSnapshot(stream.next());
+
+    QCOMPARE(heatmap.positionCount(), qint64(kPositions));
+    for (qint64 q = 0; q < kPositions; ++q) {
+        QVERIFY(heatmap.isRowRecorded(q));
+        for (qint64 k = 0; k < kPositions; ++k) {
+            const std::optional<MaskCell> kind = heatmap.cellKind(q, k);
+            QVERIFY(kind.has_value());
+            QCOMPARE(int(*kind), int(classify(q, k, kWindow, kSinks.count(k) > 0)));
+        }
+    }
+    // Spot checks of the four kinds, so that a classify() bug cannot hide behind the loop.
+    QCOMPARE(int(*heatmap.cellKind(39, 37)), int(MaskCell::AttendedRecent));
+    QCOMPARE(int(*heatmap.cellKind(39, 1)), int(MaskCell::AttendedSink));
+    QCOMPARE(int(*heatmap.cellKind(39, 2)), int(MaskCell::Evicted));
+    QCOMPARE(int(*heatmap.cellKind(10, 11)), int(MaskCell::Future));
+    QVERIFY(!heatmap.cellKind(kPositions, 0).has_value());
+    QVERIFY(!heatmap.cellKind(0, kPositions).has_value());
+    QVERIFY(!heatmap.cellKind(-1, 0).has_value());
+}
+
+void TestMaskHeatmap::batchesWithMissingRows() {
+    MaskHeatmap heatmap;
+    SnapshotStream stream(kWindow, kSinks, true);
+    // The UI keeps only the newest snapshot of each batch: rows in between never arrive.
+    std::set<qint64> received;
+    for (int batch = 0; batch < 8; ++batch) {
+        QList<StepSnapshot> snapshots = stream.take(5);
+        received.insert(snapshots.last().queryPosition);
+        heatmap.addSnapshots({snapshots.last()});
+    }
+    QCOMPARE(heatmap.positionCount(), qint64(kPositions));
+    for (qint64 q = 0; q < kPositions; ++q) {
+        QCOMPARE(heatmap.isRowRecorded(q), received.count(q) > 0);
+        for (qint64 k = 0; k < kPositions; ++k) {
+            QCOMPARE(int(*heatmap.cellKind(q, k)),
+                     int(classify(q, k, kWindow, kSinks.count(k) > 0)));
+            if (!heatmap.isRowRecorded(q))
+                QVERIFY2(!heatmap.cellWeight(q, k).has_value(), "a missing row has no weights");
+        }
+    }
+    QVERIFY(heatmap.cellToolTip(5, 3).contains(QStringLiteral("not recorded")));
+    QVERIFY(!heatmap.cellToolTip(4, 3).contains(QStringLiteral("not recorded")));
+}
+
+void TestMaskHeatmap::weightsOfReceivedRows() {
+    MaskHeatmap heatmap;
+    SnapshotStream stream(kWindow, kSinks, true);
+    heatmap.addSnapshots(stream.take(kPositions));
+    for (qint64 q = 0; q < kPositions; ++q) {
+        for (qint64 k = 0; k < kPositions; ++k) {
+            const std::optional<float> weight = heatmap.cellWeight(q, k);
+            if (keep(q, k, kWindow, kSinks.count(k) > 0)) {
+                QVERIFY(weight.has_value());
+                QCOMPARE(*weight, SnapshotStream::weightOf(q, k));
+            } else {
+                QVERIFY(!weight.has_value());
+            }
+        }
+    }
+}
+
+void TestMaskHeatmap::paintedColoursFollowKinds() {
+    MaskHeatmap heatmap;
+    heatmap.resize(700, 600);
+    heatmap.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&heatmap));
+    heatmap.setCellSize(12);
+    SnapshotStream stream(kWindow, kSinks, false); // no weights: kept cells take the flat colour
+    heatmap.addSnapshots(stream.take(kPositions));
+    heatmap.setFollowing(false);
+    canvasOf(heatmap)->horizontalScrollBar()->setValue(0);
+    canvasOf(heatmap)->verticalScrollBar()->setValue(0);
+
+    const MaskColors colors = MaskColors::forPalette(heatmap.palette());
+    QCOMPARE(paintedColor(heatmap, 20, 19), colors.recent);
+    QCOMPARE(paintedColor(heatmap, 20, 0), colors.sink);
+    QCOMPARE(paintedColor(heatmap, 20, 5), colors.evicted);
+    QCOMPARE(paintedColor(heatmap, 20, 30), colors.future);
+    QVERIFY(colors.recent != colors.sink && colors.sink != colors.evicted &&
+            colors.evicted != colors.future && colors.recent != colors.evicted);
+
+    heatmap.highlightKeyPosition(5);
+    QVERIFY(paintedColor(heatmap, 20, 5) != colors.evicted);
+    QCOMPARE(paintedColor(heatmap, 20, 6), colors.evicted);
+}
+
+void TestMaskHeatmap::hoverShowsTooltip() {
+    MaskHeatmap heatmap;
+    heatmap.resize(700, 600);
+    heatmap.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&heatmap));
+    heatmap.setCellSize(12);
+    SnapshotStream stream(kWindow, kSinks, true);
+    heatmap.addSnapshots(stream.take(kPositions));
+    heatmap.setFollowing(false);
+    canvasOf(heatmap)->verticalScrollBar()->setValue(0);
+    canvasOf(heatmap)->horizontalScrollBar()->setValue(0);
+
+    const qint64 q = 30;
+    const qint64 k = 1; // a sink, attended far outside the window
+    const QPoint pos = heatmap.cellCenter(q, k);
+    QCOMPARE(heatmap.cellAt(pos), std::make_optional(std::pair<qint64, qint64>{q, k}));
+    QWidget* viewport = heatmap.canvasViewport();
+    QTest::mouseMove(viewport, pos);
+    QHelpEvent help(QEvent::ToolTip, pos, viewport->mapToGlobal(pos));
+    QApplication::sendEvent(viewport, &help);
+    QTRY_VERIFY(QToolTip::isVisible());
+    const QString text = QToolTip::text();
+    QCOMPARE(text, heatmap.cellToolTip(q, k));
+    QVERIFY2(text.contains(QStringLiteral("query 30: “t30”")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("key 1: “t1”")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("slot 1")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("attended: sink")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("weight")), qPrintable(text));
+    QToolTip::hideText();
+
+    const QString evicted = heatmap.cellToolTip(30, 10);
+    QVERIFY2(evicted.contains(QStringLiteral("evicted")), qPrintable(evicted));
+    QVERIFY2(evicted.contains(QStringLiteral("not in the cache")), qPrintable(evicted));
+}
+
+void TestMaskHeatmap::clickEmitsKeyPosition() {
+    MaskHeatmap heatmap;
+    heatmap.resize(700, 600);
+    heatmap.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&heatmap));
+    heatmap.setCellSize(10);
+    SnapshotStream stream(kWindow, kSinks, false);
+    heatmap.addSnapshots(stream.take(kPositions));
+
+    QSignalSpy clicked(&heatmap, &MaskHeatmap::keyPositionClicked);
+    for (const auto& [q, k] : {std::pair<qint64, qint64>{39, 37}, {38, 0}, {39, 12}}) {
+        const QPoint pos = heatmap.cellCenter(q, k);
+        QVERIFY2(heatmap.canvasViewport()->rect().contains(pos), "the cell is on screen");
+        QTest::mouseClick(heatmap.canvasViewport(), Qt::LeftButton, {}, pos);
+        QCOMPARE(clicked.last().at(0).toLongLong(), k);
+        QCOMPARE(heatmap.highlightedKeyPosition(), k);
+    }
+    QCOMPARE(clicked.count(), 3);
+}
+
+void TestMaskHeatmap::zoomButtonsAndCtrlWheel() {
+    MaskHeatmap heatmap;
+    heatmap.resize(500, 400);
+    heatmap.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&heatmap));
+    SnapshotStream stream(kWindow, kSinks, false);
+    heatmap.addSnapshots(stream.take(kPositions));
+    heatmap.setCellSize(8);
+
+    QToolButton* zoomIn = buttonWithText(heatmap, QStringLiteral("+"));
+    QToolButton* fit = buttonWithText(heatmap, QStringLiteral("Fit"));
+    QVERIFY(zoomIn && fit);
+    QTest::mouseClick(zoomIn, Qt::LeftButton);
+    QCOMPARE(heatmap.cellSize(), 12.0);
+
+    QTest::mouseClick(fit, Qt::LeftButton);
+    const QSize view = heatmap.canvasViewport()->size();
+    QVERIFY(heatmap.cellSize() * kPositions <= std::min(view.width(), view.height()) + 0.5);
+    QVERIFY(heatmap.cellSize() * kPositions >= std::min(view.width(), view.height()) - 1.0);
+
+    // Ctrl+wheel zooms in around the pointer: the cell under it stays under it (the matrix is
+    // larger than the view, so the scroll bars can keep it there).
+    heatmap.addSnapshots(stream.take(60));
+    heatmap.setCellSize(8);
+    heatmap.setFollowing(false);
+    QScrollBar* horizontal = canvasOf(heatmap)->horizontalScrollBar();
+    QScrollBar* vertical = canvasOf(heatmap)->verticalScrollBar();
+    horizontal->setValue(horizontal->maximum() / 2);
+    vertical->setValue(vertical->maximum() / 2);
+    const auto before = heatmap.cellAt(heatmap.canvasViewport()->rect().center());
+    QVERIFY(before.has_value());
+    const QPoint pointer = heatmap.cellCenter(before->first, before->second);
+    sendWheel(heatmap.canvasViewport(), pointer, 120, Qt::ControlModifier);
+    QCOMPARE(heatmap.cellSize(), 10.0);
+    QCOMPARE(heatmap.cellAt(pointer), before);
+    sendWheel(heatmap.canvasViewport(), pointer, -120, Qt::ControlModifier);
+    QCOMPARE(heatmap.cellSize(), 8.0);
+    QCOMPARE(heatmap.cellAt(pointer), before);
+}
+
+void TestMaskHeatmap::followModeStopsWhenUserScrollsAway() {
+    MaskHeatmap heatmap;
+    heatmap.resize(320, 320);
+    heatmap.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&heatmap));
+    heatmap.setCellSize(8);
+    SnapshotStream stream(kWindow, kSinks, false);
+    QScrollBar* vertical = canvasOf(heatmap)->verticalScrollBar();
+    const QRect viewRect = heatmap.canvasViewport()->rect();
+
+    heatmap.addSnapshots(stream.take(100));
+    QVERIFY(heatmap.isFollowing());
+    QCOMPARE(vertical->value(), vertical->maximum());
+    QVERIFY(viewRect.contains(heatmap.cellCenter(99, 99)));
+
+    QSignalSpy following(&heatmap, &MaskHeatmap::followingChanged);
+    sendWheel(heatmap.canvasViewport(), viewRect.center(), 5 * 120, Qt::NoModifier);
+    QVERIFY(vertical->value() < vertical->maximum());
+    QVERIFY(!heatmap.isFollowing());
+    QCOMPARE(following.count(), 1);
+    const int scrolledTo = vertical->value();
+    heatmap.addSnapshots(stream.take(20));
+    QCOMPARE(vertical->value(), scrolledTo); // new rows do not pull the user back
+
+    heatmap.setFollowing(true);
+    QCOMPARE(vertical->value(), vertical->maximum());
+    QVERIFY(viewRect.contains(heatmap.cellCenter(119, 119)));
+    heatmap.addSnapshots(stream.take(5));
+    QVERIFY(viewRect.contains(heatmap.cellCenter(124, 124)));
+}
+
+void TestMaskHeatmap::exportPngHasSquareAspect() {
+    MaskHeatmap heatmap;
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("mask.png"));
+    QVERIFY2(!heatmap.exportPng(path), "nothing to export yet");
+
+    SnapshotStream stream(kWindow, kSinks, true);
+    heatmap.addSnapshots(stream.take(kPositions));
+    QVERIFY(heatmap.exportPng(path));
+    const QImage image(path);
+    QVERIFY(!image.isNull());
+    QCOMPARE(image.width(), image.height()); // as many key columns as query rows
+    QCOMPARE(image.width(), kPositions * 16);
+    const MaskColors colors = MaskColors::forPalette(heatmap.palette());
+    QCOMPARE(image.pixelColor(image.width() - 4, 4), colors.future);            // top right: k > q
+    QCOMPARE(image.pixelColor(4 + 16 * 5, image.height() - 4), colors.evicted); // (39, 5)
+
+    QVERIFY(!heatmap.exportPng(dir.filePath(QStringLiteral("missing/folder/mask.png"))));
+}
+
+void TestMaskHeatmap::fiveThousandPositionsWithoutDenseStorage() {
+    constexpr int kLong = 5000;
+    constexpr int kLongWindow = 64;
+    MaskHeatmap heatmap;
+    heatmap.resize(800, 600);
+    heatmap.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&heatmap));
+    SnapshotStream stream(kLongWindow, {0, 1, 2, 3}, true);
+    for (int batch = 0; batch < kLong / 100; ++batch)
+        heatmap.addSnapshots(stream.take(100));
+
+    QCOMPARE(heatmap.positionCount(), qint64(kLong));
+    QVERIFY(!heatmap.grab().isNull());
+    heatmap.fitToView();
+    QVERIFY(heatmap.cellSize() < 1.0);
+    const QImage fitted = heatmap.grab().toImage();
+    QVERIFY(!fitted.isNull());
+    // Sink columns stay visible when a pixel covers many keys: the newest row shows the sink hue.
+    const MaskColors colors = MaskColors::forPalette(heatmap.palette());
+    const QPoint sinkPixel =
+        heatmap.canvasViewport()->mapTo(&heatmap, heatmap.cellCenter(kLong - 1, 0));
+    QVERIFY(fitted.pixelColor(sinkPixel) != colors.evicted);
+
+    QCOMPARE(int(*heatmap.cellKind(4999, 4950)), int(MaskCell::AttendedRecent));
+    QCOMPARE(int(*heatmap.cellKind(4999, 3)), int(MaskCell::AttendedSink));
+    QCOMPARE(int(*heatmap.cellKind(4999, 4)), int(MaskCell::Evicted));
+    // A dense n x n byte matrix alone would take 25 MB; the rows hold window-sized weights.
+    const qint64 dense = qint64(kLong) * kLong;
+    QVERIFY2(heatmap.memoryBytes() < dense / 4,
+             qPrintable(QStringLiteral("%1 bytes").arg(heatmap.memoryBytes())));
+
+    const QImage exported = heatmap.renderWholeMatrix();
+    QVERIFY(exported.width() <= 4096 && exported.width() >= 4000);
+    QCOMPARE(exported.width(), exported.height());
+}
+
+void TestMaskHeatmap::clearForgetsEverything() {
+    MaskHeatmap heatmap;
+    SnapshotStream stream(kWindow, kSinks, true);
+    heatmap.addSnapshots(stream.take(10));
+    heatmap.highlightKeyPosition(3);
+    heatmap.clear();
+    QCOMPARE(heatmap.positionCount(), qint64(0));
+    QCOMPARE(heatmap.highlightedKeyPosition(), qint64(-1));
+    QVERIFY(!heatmap.cellKind(0, 0).has_value());
+    QVERIFY(heatmap.renderWholeMatrix().isNull());
+}
+
+QTEST_MAIN(TestMaskHeatmap)
+#include "test_mask_heatmap.moc"

@@ -1,0 +1,209 @@
+#include "mask_image.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <vector>
+
+namespace sinkscope::views {
+
+namespace {
+
+constexpr int kIntensityLevels = 64;
+constexpr int kKinds = 4;
+constexpr int kHatchPixels = 3; // width of the stripes that mark rows that were not recorded
+
+// Every colour a cell can take, looked up per pixel instead of mixed per pixel.
+struct CellPalette {
+    std::array<QRgb, kKinds> flat{};                                   // kept, no weight
+    std::array<std::array<QRgb, kIntensityLevels>, kKinds> weighted{}; // by intensity
+    std::array<std::array<QRgb, 2>, kKinds> unrecorded{};              // two hatch stripes
+
+    explicit CellPalette(const MaskColors& colors) {
+        for (int kind = 0; kind < kKinds; ++kind) {
+            const QColor base = colors.cell(MaskCell(kind));
+            flat[size_t(kind)] = base.rgb();
+            const QColor faint = mixColors(base, colors.background, 0.75);
+            for (int level = 0; level < kIntensityLevels; ++level)
+                weighted[size_t(kind)][size_t(level)] =
+                    mixColors(faint, base, double(level) / (kIntensityLevels - 1)).rgb();
+            unrecorded[size_t(kind)][0] = mixColors(base, colors.background, 0.45).rgb();
+            unrecorded[size_t(kind)][1] = mixColors(base, colors.background, 0.80).rgb();
+        }
+    }
+
+    QRgb color(const MaskCellData& cell, int hatchStripe) const {
+        const auto kind = size_t(cell.kind);
+        if (!cell.recorded) return unrecorded[kind][size_t(hatchStripe)];
+        if (cell.intensity < 0) return flat[kind];
+        const int level = std::clamp(int(std::lround(cell.intensity * (kIntensityLevels - 1))), 0,
+                                     kIntensityLevels - 1);
+        return weighted[kind][size_t(level)];
+    }
+};
+
+// What one pixel column or pixel line of the image shows.
+struct PixelSpan {
+    int64_t cell = -1;  // the key (or query) drawn, -1 past the matrix
+    int64_t first = -1; // the cells the pixel covers: [first, last)
+    int64_t last = -1;
+    bool gap = false; // the last pixel of a cell wide enough to be drawn apart
+};
+
+PixelSpan spanAt(int matrixPixel, double cellSize, int64_t count) {
+    PixelSpan span;
+    const auto first = int64_t(std::floor(matrixPixel / cellSize));
+    if (matrixPixel < 0 || first >= count) return span;
+    const auto next = int64_t(std::floor((matrixPixel + 1) / cellSize));
+    span.first = first;
+    span.last = std::min(count, std::max(first + 1, next));
+    span.cell = first;
+    span.gap = cellSize >= kMaskGapCellSize && next != first;
+    return span;
+}
+
+// Key columns: a pixel covering several keys shows a sink among them, so that sink columns stay
+// visible at any zoom.
+std::vector<PixelSpan> keyColumns(const MaskRows& rows, const MaskRenderRequest& request) {
+    std::vector<PixelSpan> columns(size_t(request.size.width()));
+    for (int x = 0; x < request.size.width(); ++x) {
+        PixelSpan span = spanAt(request.origin.x() + x, request.cellSize, rows.positionCount());
+        if (span.cell >= 0 && span.last - span.first > 1) {
+            const int64_t sink = rows.firstSinkIn(span.first, span.last);
+            if (sink >= 0) span.cell = sink;
+        }
+        columns[size_t(x)] = span;
+    }
+    return columns;
+}
+
+// Query lines: a pixel covering several rows shows a recorded one among them when there is one.
+std::vector<PixelSpan> queryLines(const MaskRows& rows, const MaskRenderRequest& request) {
+    std::vector<PixelSpan> lines(size_t(request.size.height()));
+    for (int y = 0; y < request.size.height(); ++y) {
+        PixelSpan span = spanAt(request.origin.y() + y, request.cellSize, rows.positionCount());
+        for (int64_t q = span.first; q >= 0 && q < span.last; ++q) {
+            if (rows.isRecorded(q)) {
+                span.cell = q;
+                break;
+            }
+        }
+        lines[size_t(y)] = span;
+    }
+    return lines;
+}
+
+// One scan line. In a recorded row every pixel of a cell has the same colour, so a cell is looked
+// up once, not once per pixel; rows not recorded are hatched and looked up per pixel.
+void paintLine(QRgb* pixels, int y, const MaskRows& rows, const CellPalette& palette,
+               QRgb background, const MaskRenderRequest& request,
+               const std::vector<PixelSpan>& columns, const PixelSpan& line) {
+    const bool recorded = rows.isRecorded(line.cell);
+    int64_t previousKey = -1;
+    QRgb previousColor = background;
+    for (size_t x = 0; x < columns.size(); ++x) {
+        const PixelSpan& column = columns[x];
+        if (column.cell < 0 || column.gap) {
+            pixels[x] = background;
+            continue;
+        }
+        if (!recorded || column.cell != previousKey) {
+            const int stripe =
+                ((request.origin.x() + int(x) + request.origin.y() + y) / kHatchPixels) & 1;
+            previousColor = palette.color(rows.cell(line.cell, column.cell), stripe);
+            previousKey = column.cell;
+        }
+        pixels[x] = previousColor;
+    }
+}
+
+void paintCells(QImage& image, const MaskRows& rows, const MaskColors& colors,
+                const MaskRenderRequest& request, const std::vector<PixelSpan>& columns,
+                const std::vector<PixelSpan>& lines) {
+    const CellPalette palette(colors);
+    const QRgb background = colors.background.rgb();
+    for (int y = 0; y < image.height(); ++y) {
+        const PixelSpan& line = lines[size_t(y)];
+        auto* pixels = reinterpret_cast<QRgb*>(image.scanLine(y));
+        if (line.cell < 0 || line.gap) {
+            std::fill_n(pixels, image.width(), background);
+            continue;
+        }
+        // The pixel lines of one recorded row are identical: copy the line above.
+        const PixelSpan* above = y > 0 ? &lines[size_t(y - 1)] : nullptr;
+        if (above && above->cell == line.cell && !above->gap && rows.isRecorded(line.cell)) {
+            std::copy_n(reinterpret_cast<const QRgb*>(image.constScanLine(y - 1)), image.width(),
+                        pixels);
+            continue;
+        }
+        paintLine(pixels, y, rows, palette, background, request, columns, line);
+    }
+}
+
+void paintHighlightedColumn(QImage& image, const MaskColors& colors,
+                            const MaskRenderRequest& request, const std::vector<PixelSpan>& columns,
+                            const std::vector<PixelSpan>& lines) {
+    const int64_t key = request.highlightedKey;
+    const QRgb edge = colors.highlight.rgb();
+    for (int x = 0; x < image.width(); ++x) {
+        const PixelSpan& column = columns[size_t(x)];
+        if (column.first < 0 || key < column.first || key >= column.last) continue;
+        const bool leftEdge = x == 0 || columns[size_t(x - 1)].first != column.first;
+        const bool rightEdge =
+            x + 1 == image.width() || columns[size_t(x + 1)].first != column.first;
+        const bool solid = request.cellSize >= 4 && (leftEdge || rightEdge);
+        for (int y = 0; y < image.height(); ++y) {
+            if (lines[size_t(y)].cell < 0) continue;
+            auto* pixel = reinterpret_cast<QRgb*>(image.scanLine(y)) + x;
+            *pixel = solid ? edge : mixColors(QColor(*pixel), colors.highlight, 0.45).rgb();
+        }
+    }
+}
+
+} // namespace
+
+QImage renderMask(const MaskRows& rows, const MaskColors& colors,
+                  const MaskRenderRequest& request) {
+    QImage image(request.size, QImage::Format_RGB32);
+    image.fill(colors.background);
+    if (image.isNull() || rows.positionCount() == 0 || request.cellSize <= 0) return image;
+    const std::vector<PixelSpan> columns = keyColumns(rows, request);
+    const std::vector<PixelSpan> lines = queryLines(rows, request);
+    paintCells(image, rows, colors, request, columns, lines);
+    if (request.highlightedKey >= 0) paintHighlightedColumn(image, colors, request, columns, lines);
+    return image;
+}
+
+QImage renderLegendSwatch(const MaskColors& colors, MaskLegendEntry entry, QSize size) {
+    MaskCellData cell;
+    cell.recorded = entry != MaskLegendEntry::NotRecorded;
+    switch (entry) {
+    case MaskLegendEntry::Sink:
+        cell.kind = MaskCell::AttendedSink;
+        break;
+    case MaskLegendEntry::Evicted:
+        cell.kind = MaskCell::Evicted;
+        break;
+    case MaskLegendEntry::Future:
+        cell.kind = MaskCell::Future;
+        break;
+    case MaskLegendEntry::Recent:
+    case MaskLegendEntry::NotRecorded:
+    case MaskLegendEntry::WeightRamp:
+        cell.kind = MaskCell::AttendedRecent;
+        break;
+    }
+    QImage image(size, QImage::Format_RGB32);
+    const CellPalette palette(colors);
+    for (int y = 0; y < size.height(); ++y) {
+        auto* pixels = reinterpret_cast<QRgb*>(image.scanLine(y));
+        for (int x = 0; x < size.width(); ++x) {
+            if (entry == MaskLegendEntry::WeightRamp)
+                cell.intensity = float(x) / float(std::max(1, size.width() - 1));
+            pixels[x] = palette.color(cell, ((x + y) / kHatchPixels) & 1);
+        }
+    }
+    return image;
+}
+
+} // namespace sinkscope::views

@@ -1,0 +1,261 @@
+#include "tools_editor.h"
+
+#include "json_highlighter.h"
+#include "view_colors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QTextBlock>
+#include <QVBoxLayout>
+
+#include <optional>
+
+namespace sinkscope::views {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr int kJsonIndent = 2;
+
+QString jsonString(const Json& object, const char* key) {
+    const auto found = object.find(key);
+    return found != object.end() && found->is_string()
+               ? QString::fromStdString(found->get<std::string>())
+               : QString();
+}
+
+// A preset file, or nullopt when it is not one (no "name" or no "tools" array).
+std::optional<ToolsPreset> parsePreset(const QByteArray& bytes) {
+    const Json preset = Json::parse(bytes.constBegin(), bytes.constEnd(), nullptr, false);
+    if (!preset.is_object() || !preset.contains("tools") || !preset["tools"].is_array())
+        return std::nullopt;
+    ToolsPreset parsed;
+    parsed.name = jsonString(preset, "name");
+    parsed.description = jsonString(preset, "description");
+    parsed.query = jsonString(preset, "query");
+    parsed.toolsText = QString::fromStdString(preset["tools"].dump(kJsonIndent));
+    return parsed;
+}
+
+std::optional<QByteArray> readFile(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) return std::nullopt;
+    return file.readAll();
+}
+
+} // namespace
+
+ToolsEditor::ToolsEditor(const QString& presetDirectory, QWidget* parent) : QWidget(parent) {
+    m_editor = new QPlainTextEdit(this);
+    m_editor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_editor->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_editor->setTabChangesFocus(false);
+    m_editor->setPlaceholderText(
+        tr("[{\"name\": \"...\", \"description\": \"...\", \"parameters\": {...}}]"));
+    m_highlighter = new JsonHighlighter(m_editor->document(), palette());
+    m_errorLabel = new QLabel(this);
+    m_errorLabel->setObjectName(QStringLiteral("toolsErrorLabel"));
+    m_errorLabel->setWordWrap(true);
+    m_errorLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_errorLabel->hide();
+    m_description = new QLabel(this);
+    m_description->setWordWrap(true);
+    m_description->hide();
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(createButtonRow());
+    layout->addWidget(m_description);
+    layout->addWidget(m_editor, 1);
+    layout->addWidget(m_errorLabel);
+
+    // A stale error mark would point at text that moved: edits remove it.
+    connect(m_editor, &QPlainTextEdit::textChanged, this,
+            [this] { m_editor->setExtraSelections({}); });
+    loadPresets(presetDirectory);
+}
+
+QWidget* ToolsEditor::createButtonRow() {
+    auto* row = new QWidget(this);
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_presetBox = new QComboBox(row);
+    m_presetBox->setPlaceholderText(tr("Choose a preset…"));
+    m_presetBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    auto* openButton = new QPushButton(tr("Open…"), row);
+    auto* saveButton = new QPushButton(tr("Save…"), row);
+    auto* applyButton = new QPushButton(tr("Apply"), row);
+    applyButton->setDefault(true);
+    applyButton->setToolTip(tr("Check the tools and use them for the next turns"));
+
+    layout->addWidget(new QLabel(tr("Preset:"), row));
+    layout->addWidget(m_presetBox);
+    layout->addStretch(1);
+    layout->addWidget(openButton);
+    layout->addWidget(saveButton);
+    layout->addWidget(applyButton);
+
+    connect(m_presetBox, &QComboBox::activated, this, &ToolsEditor::applyPreset);
+    connect(openButton, &QPushButton::clicked, this, &ToolsEditor::openWithDialog);
+    connect(saveButton, &QPushButton::clicked, this, &ToolsEditor::saveWithDialog);
+    connect(applyButton, &QPushButton::clicked, this, &ToolsEditor::apply);
+    return row;
+}
+
+void ToolsEditor::loadPresets(const QString& directory) {
+    const QDir dir(directory);
+    for (const QString& file : dir.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name)) {
+        const std::optional<QByteArray> bytes = readFile(dir.filePath(file));
+        std::optional<ToolsPreset> preset = bytes ? parsePreset(*bytes) : std::nullopt;
+        if (!preset || preset->name.isEmpty()) {
+            qWarning("ToolsEditor: %s is not a preset file", qPrintable(dir.filePath(file)));
+            continue;
+        }
+        m_presets.append(*preset);
+        m_presetBox->addItem(preset->name);
+        m_presetBox->setItemData(m_presetBox->count() - 1, preset->description, Qt::ToolTipRole);
+    }
+    m_presetBox->setCurrentIndex(-1);
+}
+
+void ToolsEditor::applyPreset(int index) {
+    if (index < 0 || index >= m_presets.size()) return;
+    const ToolsPreset& preset = m_presets[index];
+    m_presetBox->setCurrentIndex(index);
+    m_description->setText(preset.description);
+    m_description->setVisible(!preset.description.isEmpty());
+    setToolsText(preset.toolsText);
+    emit presetChosen(preset.name, preset.query);
+}
+
+bool ToolsEditor::choosePreset(const QString& name) {
+    for (int i = 0; i < m_presets.size(); ++i) {
+        if (m_presets[i].name == name) {
+            applyPreset(i);
+            return true;
+        }
+    }
+    return false;
+}
+
+QString ToolsEditor::currentPresetName() const {
+    const int index = m_presetBox->currentIndex();
+    return index >= 0 && index < m_presets.size() ? m_presets[index].name : QString();
+}
+
+QString ToolsEditor::currentPresetQuery() const {
+    const int index = m_presetBox->currentIndex();
+    return index >= 0 && index < m_presets.size() ? m_presets[index].query : QString();
+}
+
+void ToolsEditor::setToolsText(const QString& text) {
+    m_editor->setPlainText(text);
+    clearError();
+}
+
+QString ToolsEditor::toolsText() const {
+    return m_editor->toPlainText();
+}
+
+bool ToolsEditor::apply() {
+    const ToolsValidation validation = validateTools(toolsText());
+    if (!validation.ok) {
+        showError(validation);
+        return false;
+    }
+    clearError();
+    emit toolsApplied(validation.compactJson);
+    return true;
+}
+
+bool ToolsEditor::loadFile(const QString& path) {
+    const std::optional<QByteArray> bytes = readFile(path);
+    if (!bytes) {
+        showMessage(tr("cannot read %1").arg(QDir::toNativeSeparators(path)));
+        return false;
+    }
+    m_presetBox->setCurrentIndex(-1);
+    m_description->hide();
+    const std::optional<ToolsPreset> preset = parsePreset(*bytes);
+    setToolsText(preset ? preset->toolsText : QString::fromUtf8(*bytes));
+    return true;
+}
+
+bool ToolsEditor::saveFile(const QString& path) const {
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) return false;
+    file.write(toolsText().toUtf8());
+    return file.commit();
+}
+
+QString ToolsEditor::errorMessage() const {
+    return m_errorLabel->isHidden() ? QString() : m_errorLabel->text();
+}
+
+void ToolsEditor::showMessage(const QString& message) {
+    QPalette palette = m_errorLabel->palette();
+    palette.setColor(QPalette::WindowText, MaskColors::forPalette(this->palette()).errorText);
+    m_errorLabel->setPalette(palette);
+    m_errorLabel->setText(message);
+    m_errorLabel->show();
+}
+
+// The error is shown under the editor; the cursor moves to it, its line is tinted and the
+// offending character underlined.
+void ToolsEditor::showError(const ToolsValidation& validation) {
+    showMessage(validation.message);
+    QTextCursor cursor(m_editor->document());
+    cursor.setPosition(std::min(validation.offset, m_editor->document()->characterCount() - 1));
+    m_editor->setTextCursor(cursor);
+    m_editor->setFocus(Qt::OtherFocusReason);
+
+    const QColor errorColor = MaskColors::forPalette(palette()).errorText;
+    QTextEdit::ExtraSelection line;
+    line.format.setBackground(mixColors(palette().color(QPalette::Base), errorColor, 0.18));
+    line.format.setProperty(QTextFormat::FullWidthSelection, true);
+    line.cursor = cursor;
+    QTextEdit::ExtraSelection character;
+    character.format.setUnderlineStyle(QTextCharFormat::WaveUnderline);
+    character.format.setUnderlineColor(errorColor);
+    character.cursor = cursor;
+    if (!character.cursor.movePosition(QTextCursor::NextCharacter, QTextCursor::KeepAnchor))
+        character.cursor.movePosition(QTextCursor::PreviousCharacter, QTextCursor::KeepAnchor);
+    m_editor->setExtraSelections({line, character});
+}
+
+void ToolsEditor::clearError() {
+    m_errorLabel->clear();
+    m_errorLabel->hide();
+    m_editor->setExtraSelections({});
+}
+
+void ToolsEditor::openWithDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open tools"), QString(),
+                                                      tr("JSON files (*.json);;All files (*)"));
+    if (!path.isEmpty()) loadFile(path);
+}
+
+void ToolsEditor::saveWithDialog() {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Save tools"), QStringLiteral("tools.json"), tr("JSON files (*.json)"));
+    if (!path.isEmpty() && !saveFile(path))
+        showMessage(tr("cannot write %1").arg(QDir::toNativeSeparators(path)));
+}
+
+void ToolsEditor::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) m_highlighter->setPalette(palette());
+}
+
+} // namespace sinkscope::views

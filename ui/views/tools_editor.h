@@ -1,0 +1,76 @@
+// The tools editor: a JSON editor for the tool list, with presets, Open…/Save… and Apply.
+// Apply checks the text (JSON, an array of tools with a string "name"); an error is shown under
+// the editor and marked in the text, and nothing is emitted until the text is valid.
+#pragma once
+
+#include "tools_validation.h"
+
+#include <QList>
+#include <QString>
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+
+namespace sinkscope::views {
+
+class JsonHighlighter;
+
+// A preset file: {"name": "...", "description": "...", "tools": [...], "query": "..."}.
+struct ToolsPreset {
+    QString name;
+    QString description;
+    QString toolsText; // the tools array, indented for the editor
+    QString query;     // a sample query that uses the tools
+};
+
+class ToolsEditor : public QWidget {
+    Q_OBJECT
+
+public:
+    // Presets are the *.json files of presetDirectory, a folder or a Qt resource prefix.
+    explicit ToolsEditor(const QString& presetDirectory = QStringLiteral(":/presets"),
+                         QWidget* parent = nullptr);
+
+    void setToolsText(const QString& text);
+    QString toolsText() const;
+
+    QList<ToolsPreset> presets() const { return m_presets; }
+    bool choosePreset(const QString& name); // as if picked in the combo box; false if unknown
+    QString currentPresetName() const;      // "" when no preset is chosen
+    QString currentPresetQuery() const;
+
+    bool apply(); // validates; emits toolsApplied and returns true when the text is valid
+    bool loadFile(const QString& path); // a tools array, or a preset file (takes its tools)
+    bool saveFile(const QString& path) const;
+
+    QString errorMessage() const; // "" when the last apply succeeded
+    QPlainTextEdit* textEdit() const { return m_editor; }
+
+signals:
+    void toolsApplied(const QString& compactJson);
+    void presetChosen(const QString& name, const QString& query);
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void loadPresets(const QString& directory);
+    QWidget* createButtonRow();
+    void applyPreset(int index);
+    void showError(const ToolsValidation& validation);
+    void showMessage(const QString& message);
+    void clearError();
+    void openWithDialog();
+    void saveWithDialog();
+
+    QList<ToolsPreset> m_presets;
+    QComboBox* m_presetBox = nullptr;
+    QLabel* m_description = nullptr;
+    QPlainTextEdit* m_editor = nullptr;
+    JsonHighlighter* m_highlighter = nullptr;
+    QLabel* m_errorLabel = nullptr;
+};
+
+} // namespace sinkscope::views
