@@ -1,4 +1,5 @@
-// GGUF reader over a read-only memory map.
+// GGUF reader over a read-only memory map, or over a copy in memory (GgufFile::open in gguf.cpp
+// says which, and what each means when the file changes on disk).
 //
 // File layout (all little-endian; v2 and v3 share it, v1 is rejected):
 //   u32 magic "GGUF", u32 version, u64 n_tensors, u64 n_kv
@@ -94,10 +95,18 @@ struct GgufTensorInfo {
     const uint8_t* data = nullptr; // into the mapping; valid while the GgufFile lives
 };
 
+// How open() gets the file's bytes (see the comment above GgufFile::open in gguf.cpp).
+enum class GgufReadMode {
+    Automatic, // map, except on network and removable-media filesystems, where it copies
+    Map,       // a read-only mapping: no copy, but truncating the file under it means SIGBUS
+    Copy,      // read() into memory: later changes to the file cannot reach the model
+};
+
 class GgufFile {
 public:
     // nullptr + a one-line message in `error` on failure.
-    static std::unique_ptr<GgufFile> open(const std::string& path, std::string& error);
+    static std::unique_ptr<GgufFile> open(const std::string& path, std::string& error,
+                                          GgufReadMode mode = GgufReadMode::Automatic);
     // Parses bytes held in memory (tests, fuzzing). `name` appears in messages.
     static std::unique_ptr<GgufFile> fromBytes(std::vector<uint8_t> bytes, std::string& error,
                                                const std::string& name = "<memory>");
@@ -109,6 +118,7 @@ public:
     uint32_t version() const { return m_version; }
     uint64_t alignment() const { return m_alignment; }
     uint64_t fileSize() const { return m_size; }
+    bool isMapped() const { return m_mapping != nullptr; } // false: the bytes are a copy
 
     const std::vector<GgufKeyValue>& metadata() const { return m_metadata; }
     const GgufValue* find(std::string_view key) const;

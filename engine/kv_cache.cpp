@@ -67,7 +67,9 @@ void encodeInt8(const float* values, int kvDim, uint8_t* out) {
             float q = 0.0f;
             if (i < end && scale > 0.0f)
                 q = std::clamp(std::round(values[i] / scale), -127.0f, 127.0f);
-            quants[i] = static_cast<int8_t>(q);
+            // NaN (from a NaN value, or inf / inf) has no int8 value and casting it is undefined:
+            // it is stored as 0. Found by tests/fuzz/fuzz_gguf (a model with NaN weights).
+            quants[i] = static_cast<int8_t>(std::isnan(q) ? 0.0f : q);
         }
         std::memcpy(scales + g * sizeof(float), &scale, sizeof(float));
     }

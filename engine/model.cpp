@@ -157,6 +157,15 @@ ModelWeights bindWeights(const ModelConfig& c, WeightBinder& bind) {
     return w;
 }
 
+// Messages quote names from the file (architecture, tokenizer model); the contract is one line,
+// so line breaks and other control bytes become '?' (tests/fuzz/fuzz_gguf checks it).
+std::string oneLine(std::string message) {
+    for (char& c : message)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            c = '?';
+    return message;
+}
+
 } // namespace
 
 std::unique_ptr<Model> Model::load(const std::string& path, std::string& error) {
@@ -181,7 +190,7 @@ std::unique_ptr<Model> Model::fromGguf(std::unique_ptr<GgufFile> file, std::stri
         model->m_file = std::move(file);
         return model;
     } catch (const std::exception& e) {
-        error = where + ": " + e.what();
+        error = oneLine(where + ": " + e.what());
         return nullptr;
     }
 }

@@ -9,4 +9,5 @@ $SUDO apt-get install -y --no-install-recommends \
     build-essential cmake ninja-build \
     qt6-base-dev qt6-charts-dev libgl-dev \
     nlohmann-json3-dev \
-    fonts-dejavu-core xvfb xauth
+    fonts-dejavu-core xvfb xauth \
+    clang-14 libclang-rt-14-dev # the libFuzzer targets in tests/fuzz (SINKSCOPE_FUZZ=ON)

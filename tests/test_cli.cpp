@@ -125,6 +125,11 @@ private slots:
     void perplexityMatchesLlamaCpp();
     void greedyRunMatchesLlamaCpp();
     void benchReportsSpeeds();
+    void streamPplReportsEveryPolicy();
+    void streamPplPrintsTable();
+    void soakKeepsInvariantsAndFlatMemory_data();
+    void soakKeepsInvariantsAndFlatMemory();
+    void soakReportsRssEveryTenThousandTokens();
 
 private:
     // Runs the CLI and parses stdout as one JSON object; false, with the reason logged, unless
@@ -133,6 +138,7 @@ private:
     QString path(const QString& name) const { return m_dir.filePath(name); }
     QStringList withPlaceholders(QStringList args) const;
     QStringList runArgs(const QStringList& extra) const;
+    QStringList streamPplArgs() const;
 
     QTemporaryDir m_dir;
     QString m_model;
@@ -147,6 +153,7 @@ void TestCli::initTestCase() {
     writeFile(path("not-gguf.txt"), "this is plain text, not a GGUF file\n");
     writeFile(path("empty.txt"), {});
     writeFile(path("prompt.txt"), "Once upon a time");
+    writeFile(path("stream.txt"), "The small robot rolled to the pond and looked at the boat. ");
     const QByteArray model = readFile(m_model);
     QVERIFY(model.size() > 1000);
     writeFile(path("truncated.gguf"), model.left(model.size() / 2));
@@ -327,6 +334,53 @@ void TestCli::rejectsBadInput_data() {
         << QStringList{"make-model", "--out",   "@MISSING@", "--type",     "q4_0", "--embd",
                        "48",         "--heads", "4",         "--kv-heads", "2"}
         << 2 << "multiples of 32";
+
+    const QStringList streamPpl = {"stream-ppl", "--model", "@MODEL@", "--file", "@PROMPT@"};
+    QTest::newRow("stream-ppl policy sink:x")
+        << streamPpl + QStringList{"--policy", "dense", "--policy", "sink:x"} << 2
+        << "option '--policy': policy 'sink:x': the sink count 'x' is not a whole number";
+    QTest::newRow("stream-ppl unknown policy")
+        << streamPpl + QStringList{"--policy=lru"} << 2
+        << "policy 'lru' is not one of dense, window, sink:N, sink:N:streaming, recompute";
+    QTest::newRow("stream-ppl policy without value")
+        << streamPpl + QStringList{"--policy"} << 2 << "option '--policy' needs a value";
+    QTest::newRow("stream-ppl window 0")
+        << streamPpl + QStringList{"--window", "0"} << 2 << "'--window': '0' is out of range";
+    QTest::newRow("stream-ppl window past the budget")
+        << streamPpl + QStringList{"--window", "4096", "--policy", "sink:4"} << 2
+        << "exceeds the model's budget window 2048";
+    QTest::newRow("stream-ppl recompute-every 0")
+        << streamPpl + QStringList{"--recompute-every", "0"} << 2
+        << "'--recompute-every': '0' is out of range";
+    QTest::newRow("stream-ppl kv-bits 4")
+        << streamPpl + QStringList{"--kv-bits", "4"} << 2 << "'--kv-bits': 4 is not 8, 16 or 32";
+    QTest::newRow("stream-ppl repeat 0")
+        << streamPpl + QStringList{"--repeat", "0"} << 2 << "'--repeat': '0' is out of range";
+    QTest::newRow("stream-ppl session option") << streamPpl + QStringList{"--sinks", "none"} << 2
+                                               << "unknown option '--sinks' for 'stream-ppl'";
+    QTest::newRow("stream-ppl without file") << QStringList{"stream-ppl", "--model", "@MODEL@"} << 2
+                                             << "'stream-ppl' needs option '--file'";
+    QTest::newRow("stream-ppl missing text")
+        << QStringList{"stream-ppl", "--model", "@MODEL@", "--file", "@MISSING@"} << 3
+        << "text file";
+    QTest::newRow("stream-ppl empty text")
+        << QStringList{"stream-ppl", "--model", "@MODEL@", "--file", "@EMPTY@"} << 3
+        << "gives no token to score";
+    QTest::newRow("stream-ppl truncated model")
+        << QStringList{"stream-ppl", "--model", "@TRUNCATED@", "--file", "@PROMPT@"} << 3
+        << "cannot load model";
+    QTest::newRow("stream-ppl csv into a missing folder")
+        << streamPpl + QStringList{"--csv", "@DIR@/no/such/folder/out.csv"} << 3
+        << "cannot write CSV file";
+
+    QTest::newRow("soak without --tokens")
+        << QStringList{"soak", "--model", "@MODEL@"} << 2 << "'soak' needs option '--tokens'";
+    QTest::newRow("soak of zero tokens")
+        << QStringList{"soak", "--model", "@MODEL@", "--tokens", "0"} << 2
+        << "option '--tokens': '0' is out of range";
+    QTest::newRow("soak with truncated model")
+        << QStringList{"soak", "--model", "@TRUNCATED@", "--tokens", "10"} << 3
+        << "cannot load model";
 
     QTest::newRow("missing model file")
         << QStringList{"run", "--model", "@MISSING@", "--prompt", "hi"} << 3
@@ -728,6 +782,146 @@ void TestCli::benchReportsSpeeds() {
     QCOMPARE(report["effective_window"].toInteger(), kSyntheticBudgetWindow);
     QCOMPARE(report["kv_bytes"].toInteger(),
              2 * kLayers * (1 + kSyntheticBudgetWindow) * rowBytes(kKvDim, 8));
+}
+
+QStringList TestCli::streamPplArgs() const {
+    const QStringList policies = {"--policy",         "dense",    "--policy=sink:2", "--policy",
+                                  "sink:2:streaming", "--policy", "recompute"};
+    return QStringList{"stream-ppl", "--model", m_model, "--file", path("stream.txt")} +
+           QStringList{"--policy", "window", "--repeat", "3", "--window", "16"} + policies +
+           QStringList{"--recompute-every", "3", "--kv-bits", "8"};
+}
+
+// The policies asked for, in the order given, each over the whole repeated stream (recompute over
+// every third position), with the cache each holds; the CSV has a row per evaluated position.
+void TestCli::streamPplReportsEveryPolicy() {
+    const QString csvPath = path("stream.csv");
+    QJsonObject report;
+    QVERIFY(runJson(streamPplArgs() + QStringList{"--csv", csvPath, "--json"}, report));
+    QCOMPARE(report["repeat"].toInt(), 3);
+    QCOMPARE(report["window"].toInt(), 16);
+    QCOMPARE(report["kv_bits"].toInt(), 8);
+    QCOMPARE(report["recompute_every"].toInt(), 3);
+    QCOMPARE(report["rolling_span"].toInt(), 256);
+    QCOMPARE(report["csv"].toString(), csvPath);
+    const qint64 textTokens = report["text_tokens"].toInteger();
+    const qint64 streamTokens = report["stream_tokens"].toInteger();
+    QVERIFY(textTokens > 10);
+    // BOS + three copies, tokenized as one text: the joins may merge a piece or two.
+    QVERIFY2(std::abs(streamTokens - (1 + 3 * textTokens)) <= 3,
+             qPrintable(QString::number(streamTokens)));
+
+    const qint64 positions = streamTokens - 1;
+    const qint64 row = rowBytes(kKvDim, 8);
+    const QList<std::tuple<QString, qint64, qint64>> expected = {
+        // policy, positions evaluated, cache slots
+        {"window", positions, 16},
+        {"dense", positions, positions},
+        {"sink:2", positions, 18},
+        {"sink:2:streaming", positions, 18},
+        {"recompute", (positions + 2) / 3, 16},
+    };
+    const QJsonArray policies = report["policies"].toArray();
+    QCOMPARE(policies.size(), expected.size());
+    qint64 rows = 0;
+    for (qsizetype i = 0; i < policies.size(); ++i) {
+        const QJsonObject policy = policies[i].toObject();
+        const auto& [name, evaluated, slotCount] = expected[i];
+        QCOMPARE(policy["policy"].toString(), name);
+        QCOMPARE(policy["positions_evaluated"].toInteger(), evaluated);
+        QCOMPARE(policy["kv_bytes"].toInteger(), 2 * kLayers * slotCount * row);
+        const double ppl = policy["ppl"].toDouble();
+        QVERIFY2(std::isfinite(ppl) && ppl > 1, qPrintable(name));
+        // Fewer than 1,000 positions: the last 1,000 are all of them.
+        QCOMPARE(policy["ppl_last_1000"].toDouble(), ppl);
+        QVERIFY(policy["tokens_per_s"].toDouble() > 0);
+        QCOMPARE(policy.contains("every"), name == "recompute");
+        rows += evaluated;
+    }
+    // Up to the window, window and dense see the same tokens; past it, not.
+    QVERIFY(policies[0].toObject()["ppl"] != policies[1].toObject()["ppl"]);
+
+    const QList<QByteArray> lines = readFile(csvPath).split('\n');
+    QCOMPARE(lines.front(), QByteArray("position,policy,nll,rolling_ppl"));
+    QCOMPARE(lines.back(), QByteArray()); // ends with a newline
+    QCOMPARE(lines.size() - 2, rows);
+    QCOMPARE(lines[1].split(',').mid(0, 2), (QList<QByteArray>{"0", "window"}));
+}
+
+void TestCli::streamPplPrintsTable() {
+    const QStringList args = streamPplArgs();
+    const CliRun run = runCli(args);
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(args, run)));
+    QVERIFY(run.err.isEmpty());
+    const QString table = QString::fromUtf8(run.out);
+    QVERIFY2(table.contains("repeated 3 times"), qPrintable(table));
+    QVERIFY2(table.contains("recompute (every 3 positions)"), qPrintable(table));
+    for (const char* column : {"policy", "ppl", "last 1000", "tokens/s", "kv_bytes"})
+        QVERIFY2(table.contains(column), column);
+    for (const char* name : {"\ndense ", "\nwindow ", "\nsink:2 ", "\nsink:2:streaming "})
+        QVERIFY2(table.contains(name), name);
+
+    const CliRun help = runCli({"help"});
+    QVERIFY(help.out.contains("\n  stream-ppl --model FILE --file TEXT"));
+}
+
+void TestCli::soakKeepsInvariantsAndFlatMemory_data() {
+    QTest::addColumn<QStringList>("options");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<int>("sinkSlots");
+    QTest::addColumn<int>("kvBits");
+    QTest::newRow("defaults: window 64, BOS sink, int8") << QStringList{} << 64 << 1 << 8;
+    QTest::newRow("first:4 sinks, f16, streaming")
+        << QStringList{"--sinks", "first:4", "--kv-bits", "16", "--positions", "streaming"} << 64
+        << 4 << 16;
+    QTest::newRow("no sinks, window 7, f32")
+        << QStringList{"--sinks", "none", "--kv-window", "7", "--kv-bits", "32"} << 7 << 0 << 32;
+}
+
+// Every step's cache checked against the spec inside the CLI; the report's own figures agree
+// with the formulas, and memory after warm-up stays within the issue's 1 MiB.
+void TestCli::soakKeepsInvariantsAndFlatMemory() {
+    QFETCH(QStringList, options);
+    QFETCH(int, window);
+    QFETCH(int, sinkSlots);
+    QFETCH(int, kvBits);
+    constexpr qint64 kTokens = 3000;
+    QJsonObject report;
+    QVERIFY(runJson(QStringList{"soak", "--model", m_model, "--tokens", QString::number(kTokens),
+                                "--seed", "7", "--json"} +
+                        options,
+                    report));
+    QCOMPARE(report["tokens"].toInteger(), kTokens);
+    QCOMPARE(report["invariant_violations"].toInteger(), 0);
+    QCOMPARE(report["effective_window"].toInteger(), window);
+    QCOMPARE(report["sink_slots"].toInt(), sinkSlots);
+    QCOMPARE(report["kv_bytes"].toInteger(),
+             2 * kLayers * (sinkSlots + window) * rowBytes(kKvDim, kvBits));
+    // BOS and kTokens sampled tokens went through the cache; all but the sinks and the window
+    // were evicted.
+    QCOMPARE(report["evictions"].toInteger(), kTokens + 1 - sinkSlots - window);
+    QCOMPARE(report["warmup_tokens"].toInteger(), kTokens / 10);
+    const qint64 start = report["rss_start_bytes"].toInteger();
+    const qint64 end = report["rss_end_bytes"].toInteger();
+    QVERIFY(start > 1'000'000);
+    QCOMPARE(report["rss_growth_bytes"].toInteger(), end - start);
+#ifndef SINKSCOPE_SANITIZED // ASan keeps freed blocks in quarantine: RSS grows by design there
+    QVERIFY2(end - start <= 1024 * 1024, qPrintable(QString::number(end - start)));
+#endif
+    QVERIFY(report["tokens_per_s"].toDouble() > 0);
+}
+
+void TestCli::soakReportsRssEveryTenThousandTokens() {
+    const QStringList args = {"soak", "--model", m_model, "--tokens", "10000", "--json"};
+    const CliRun run = runCli(args);
+    QVERIFY2(run.finished && !run.crashed && run.exitCode == 0, qPrintable(describe(args, run)));
+    const QList<QByteArray> lines = run.err.trimmed().split('\n');
+    QCOMPARE(lines.size(), 1);
+    const QJsonObject progress = QJsonDocument::fromJson(lines.front()).object();
+    QCOMPARE(progress["tokens"].toInteger(), 10000);
+    QVERIFY(progress["rss_bytes"].toInteger() > 1'000'000);
+    QCOMPARE(progress["invariant_violations"].toInteger(), 0);
+    QCOMPARE(QJsonDocument::fromJson(run.out).object()["tokens"].toInteger(), 10000);
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -2,14 +2,20 @@
 // every byte, random damage, the real open() path and stories260K.
 #include "gguf.h"
 #include "gguf_writer.h"
+#include "model.h"
+#include "sampler.h"
+#include "session.h"
+#include "synthetic.h"
 #include "test_support.h"
 
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 using namespace sinkscope;
@@ -97,6 +103,47 @@ std::vector<uint8_t> floatBytes(const std::vector<float>& values) {
     return bytes;
 }
 
+// A small synthetic model: 2 layers of F32 weights.
+SyntheticSpec smallSpec() {
+    SyntheticSpec spec;
+    spec.nVocab = 300;
+    spec.nEmbd = 32;
+    spec.nFf = 64;
+    return spec;
+}
+
+// `bytes` with `tensor`'s data located (by its first 16 bytes, unique for random weights) and the
+// float at `index` overwritten.
+std::vector<uint8_t> withWeight(std::vector<uint8_t> bytes, const std::string& tensor, size_t index,
+                                float value) {
+    std::string error;
+    const auto file = GgufFile::fromBytes(bytes, error);
+    const GgufTensorInfo* info = file ? file->findTensor(tensor) : nullptr;
+    if (!info) return {};
+    const auto at = std::search(bytes.begin(), bytes.end(), info->data, info->data + 16);
+    if (at == bytes.end()) return {};
+    std::memcpy(&*at + index * sizeof(float), &value, sizeof(float));
+    return bytes;
+}
+
+// `bytes` with the string value of `key` replaced by `text` of the same length.
+std::vector<uint8_t> withStringValue(std::vector<uint8_t> bytes, std::string_view key,
+                                     std::string_view text) {
+    const auto keyAt = std::search(bytes.begin(), bytes.end(), key.begin(), key.end());
+    if (keyAt == bytes.end()) return {};
+    const auto valueAt = keyAt + static_cast<std::ptrdiff_t>(key.size() + 4 + 8); // type, length
+    std::copy(text.begin(), text.end(), valueAt);
+    return bytes;
+}
+
+// The logits of BOS and a few tokens through a fresh session.
+std::vector<float> logitsAfterPrompt(const Model& model) {
+    Session session(model, SessionOptions{});
+    const std::vector<int32_t> prompt = {1, 100, 150, 200};
+    const std::span<const float> logits = session.prefill(prompt);
+    return {logits.begin(), logits.end()};
+}
+
 } // namespace
 
 class TestGguf : public QObject {
@@ -118,6 +165,10 @@ private slots:
     void openDirectory();
     void openMissingFile();
     void openStories260K();
+    void openMapsOrCopies();
+    void copiedModelSurvivesTruncation();
+    void fuzzFindings_data();
+    void fuzzFindings();
 };
 
 void TestGguf::writerRoundTrip_data() {
@@ -603,6 +654,94 @@ void TestGguf::openStories260K() {
     for (int i = 0; i < 64 * 512; ++i)
         QVERIFY(std::isfinite(weights[i]));
     QCOMPARE(file->findTensor("blk.4.ffn_down.weight")->dims, (std::vector<int64_t>{172, 64}));
+}
+
+void TestGguf::openMapsOrCopies() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string path = dir.filePath("small.gguf").toStdString();
+    std::string error;
+    QVERIFY2(writeSyntheticModel(smallSpec(), path, error), error.c_str());
+    const auto mapped = GgufFile::open(path, error, GgufReadMode::Map);
+    const auto copied = GgufFile::open(path, error, GgufReadMode::Copy);
+    QVERIFY2(mapped && copied, error.c_str());
+    QVERIFY(mapped->isMapped());
+    QVERIFY(!copied->isMapped());
+    QCOMPARE(copied->fileSize(), mapped->fileSize());
+    QCOMPARE(copied->tensors().size(), mapped->tensors().size());
+    for (const GgufTensorInfo& tensor : mapped->tensors()) {
+        const GgufTensorInfo* twin = copied->findTensor(tensor.name);
+        QVERIFY(twin && twin->data != tensor.data);
+        QVERIFY(std::memcmp(twin->data, tensor.data, tensor.byteSize) == 0);
+    }
+    const std::string missing = dir.filePath("absent.gguf").toStdString();
+    QVERIFY(!GgufFile::open(missing, error, GgufReadMode::Copy));
+    QCOMPARE(error, "cannot open " + missing + ": No such file or directory");
+}
+
+// A copied model is the process's own: truncating its file afterwards changes nothing. (A mapped
+// one would take SIGBUS on its next F32 weight: see GgufFile::open in gguf.cpp.)
+void TestGguf::copiedModelSurvivesTruncation() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath("truncated-later.gguf");
+    std::string error;
+    QVERIFY2(writeSyntheticModel(smallSpec(), path.toStdString(), error), error.c_str());
+    const auto model =
+        Model::fromGguf(GgufFile::open(path.toStdString(), error, GgufReadMode::Copy), error);
+    QVERIFY2(model, error.c_str());
+    QVERIFY(!model->file().isMapped());
+    QVERIFY(QFile::resize(path, 0));
+    QCOMPARE(QFileInfo(path).size(), 0);
+
+    const auto reference =
+        Model::fromGguf(GgufFile::fromBytes(syntheticModelBytes(smallSpec()), error), error);
+    QVERIFY2(reference, error.c_str());
+    QCOMPARE(logitsAfterPrompt(*model), logitsAfterPrompt(*reference));
+}
+
+// Inputs tests/fuzz/fuzz_gguf found (or that guard what it checks): each must load and run, or
+// fail with a one-line message. Under the sanitizer build (SINKSCOPE_SANITIZE) they also prove
+// the fixes: the NaN row was undefined behaviour in the int8 cache before.
+void TestGguf::fuzzFindings_data() {
+    QTest::addColumn<std::vector<uint8_t>>("bytes");
+    QTest::addColumn<QString>("expectedError"); // empty: the model must load and run
+    const std::vector<uint8_t> model = syntheticModelBytes(smallSpec());
+    QTest::newRow("NaN in one K weight: a K row mixes NaN and finite values")
+        << withWeight(model, "blk.0.attn_k.weight", 5, std::numeric_limits<float>::quiet_NaN())
+        << QString();
+    QTest::newRow("infinity in one V weight")
+        << withWeight(model, "blk.1.attn_v.weight", 7, std::numeric_limits<float>::infinity())
+        << QString();
+    QTest::newRow("line break in the architecture name")
+        << withStringValue(model, "general.architecture", "ll\nma")
+        << "fuzz: unsupported architecture 'll?ma'";
+}
+
+void TestGguf::fuzzFindings() {
+    QFETCH(std::vector<uint8_t>, bytes);
+    QFETCH(QString, expectedError);
+    QVERIFY(!bytes.empty());
+    std::string error;
+    auto file = GgufFile::fromBytes(std::move(bytes), error, "fuzz");
+    const auto model = file ? Model::fromGguf(std::move(file), error) : nullptr;
+    if (!expectedError.isEmpty()) {
+        QVERIFY(!model);
+        QVERIFY2(QString::fromStdString(error).startsWith(expectedError), error.c_str());
+        QVERIFY(error.find('\n') == std::string::npos);
+        return;
+    }
+    QVERIFY2(model, error.c_str());
+    SessionOptions options;
+    options.kvWindow = 4; // the ring wraps: evicted rows are rewritten
+    Session session(*model, options);
+    Sampler greedy(SamplerOptions{.greedy = true});
+    std::span<const float> logits = session.prefill(std::vector<int32_t>{1, 100, 150});
+    for (int step = 0; step < 8; ++step) {
+        const int32_t next = greedy.sample(logits);
+        QVERIFY(next >= 0 && next < model->config().nVocab);
+        logits = session.feed(next);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestGguf)

@@ -127,18 +127,30 @@ nlohmann::ordered_json describeCache(const Session& session) {
     };
 }
 
-int64_t peakRssBytes() {
-    constexpr std::string_view kPeakKey = "VmHWM:";
+namespace {
+
+// A "Key:     1234 kB" line of /proc/self/status, in bytes; 0 without such a line.
+int64_t processStatusBytes(std::string_view key) {
     std::ifstream status("/proc/self/status");
     std::string line;
     while (std::getline(status, line)) {
-        if (!line.starts_with(kPeakKey)) continue;
-        std::istringstream fields(line.substr(kPeakKey.size()));
+        if (!line.starts_with(key)) continue;
+        std::istringstream fields(line.substr(key.size()));
         int64_t kibibytes = 0;
-        fields >> kibibytes; // "VmHWM:     1234 kB"
+        fields >> kibibytes;
         return kibibytes * 1024;
     }
     return 0;
+}
+
+} // namespace
+
+int64_t peakRssBytes() {
+    return processStatusBytes("VmHWM:");
+}
+
+int64_t currentRssBytes() {
+    return processStatusBytes("VmRSS:");
 }
 
 double tokensPerSecond(int64_t tokens, double seconds) {

@@ -38,6 +38,8 @@ nlohmann::ordered_json describeCache(const Session& session);
 
 // Peak resident set size (VmHWM) in bytes; 0 where /proc/self/status has no such line.
 int64_t peakRssBytes();
+// Resident set size now (VmRSS) in bytes; 0 where /proc/self/status has no such line.
+int64_t currentRssBytes();
 double tokensPerSecond(int64_t tokens, double seconds); // 0 when nothing was timed
 void printJson(const nlohmann::ordered_json& value);    // on stdout; invalid UTF-8 replaced
 

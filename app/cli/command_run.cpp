@@ -1,6 +1,7 @@
 // run: generate text from a prompt, streamed to stdout, or reported as one JSON object.
 #include "cli_common.h"
 #include "commands.h"
+#include "run_tools.h"
 
 #include <iostream>
 
@@ -30,9 +31,11 @@ SamplerOptions samplerOptionsFromArgs(const ParsedArgs& args) {
     return options;
 }
 
-// Exactly one of --prompt and --prompt-file, and not empty.
+// Exactly one of --prompt and --prompt-file, and not empty; with --tools neither may be given
+// (then "": a preset's query).
 std::string promptFromArgs(const ParsedArgs& args) {
     const bool inlinePrompt = args.has("--prompt");
+    if (!inlinePrompt && !args.has("--prompt-file") && args.has("--tools")) return {};
     if (inlinePrompt == args.has("--prompt-file"))
         throw UsageError("'run' needs exactly one of --prompt and --prompt-file");
     const std::string prompt = inlinePrompt
@@ -86,7 +89,12 @@ int runCommand(CommandArgs args) {
                                                                     {"--top-p"},
                                                                     {"--seed"},
                                                                     {"--ignore-eos", false},
-                                                                    {"--json", false}}),
+                                                                    {"--json", false},
+                                                                    {"--tools"},
+                                                                    {"--facts"},
+                                                                    {"--constrained"},
+                                                                    {"--call"},
+                                                                    {"--max-call-tokens"}}),
                                                 args);
     const std::string modelPath = parsed.required("--model");
     const int nPredict = static_cast<int>(parsed.integer("--n-predict", 128, 0, kMaxPredict));
@@ -94,6 +102,10 @@ int runCommand(CommandArgs args) {
     const SessionOptions sessionOptions = sessionOptionsFromArgs(parsed, SessionOptions{});
     const bool ignoreEos = parsed.has("--ignore-eos");
     const std::string prompt = promptFromArgs(parsed);
+    if (parsed.has("--tools")) return runWithTools(parsed, prompt, samplerOptions, sessionOptions);
+    for (const std::string_view option : kToolOnlyOptions)
+        if (parsed.has(option))
+            throw UsageError("option '" + std::string(option) + "' needs --tools");
 
     const std::unique_ptr<Model> model = loadModel(modelPath);
     const std::vector<int32_t> promptIds = tokenizeWithBos(model->tokenizer(), prompt);

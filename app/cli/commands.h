@@ -15,5 +15,7 @@ int tokenizeCommand(CommandArgs args);
 int perplexityCommand(CommandArgs args);
 int benchCommand(CommandArgs args);
 int makeModelCommand(CommandArgs args);
+int soakCommand(CommandArgs args);
+int streamPplCommand(CommandArgs args);
 
 } // namespace sinkscope::cli

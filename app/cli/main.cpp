@@ -29,6 +29,8 @@ constexpr Command kCommands[] = {
     {"perplexity", sinkscope::cli::perplexityCommand},
     {"bench", sinkscope::cli::benchCommand},
     {"make-model", sinkscope::cli::makeModelCommand},
+    {"soak", sinkscope::cli::soakCommand},
+    {"stream-ppl", sinkscope::cli::streamPplCommand},
 };
 
 constexpr std::string_view kUsage = R"(usage: sinkscope-cli COMMAND [OPTIONS]
@@ -39,6 +41,12 @@ commands:
       [--kv-window W (256; 0 = budget)] [--kv-bits 8|16|32 (8)]
       [--positions absolute|streaming] [--sinks bos|first:N|none (bos)]
       Prints the generated text as it comes, or one JSON report with --json.
+      With --tools FILE (a JSON array of tools, or a preset): [--facts TEXT]
+      [--constrained on|off (on)] [--call auto|required|none (auto)] [--max-call-tokens N (192)];
+      --n-predict caps the turn (256). Pins the tools as sinks and answers one user turn;
+      --json prints {type, function_calls, text, confidence, prefill_tokens_per_s,
+      decode_tokens_per_s, error, attribution, mask_us_per_token, ...}. The prompt defaults to
+      a preset's query.
   budget (--model FILE | --layers L --kv-heads H --head-dim D --d-model M --sites S --max-seq N)
       [--kv-window W (0 = budget)]
       Prints the budget-derived KV window as JSON.
@@ -53,6 +61,18 @@ commands:
   make-model --out FILE [--vocab N --embd N --layers N --heads N --kv-heads N --ff N --ctx N
       --seed S --type f32|f16|q8_0|q4_0 --rope adjacent|neox --tied]
       Writes a deterministic synthetic model and prints its path, bytes and parameters as JSON.
+  soak --model FILE --tokens N [--kv-window W (64)] [--kv-bits B] [--positions P] [--sinks S]
+      [--seed S (42)] [--json]
+      Samples N tokens in one session (EOS ignored), checking the cache invariants after each
+      token and RSS every 10k tokens (on stderr); prints tokens, invariant_violations,
+      rss_start_bytes (after warm-up), rss_end_bytes, rss_growth_bytes and tokens_per_s.
+      Exits 1 when an invariant was violated.
+  stream-ppl --model FILE --file TEXT [--repeat N (1)] [--window W (128)] [--policy P]...
+      [--recompute-every K (1)] [--kv-bits B (32)] [--csv OUT] [--json]
+      P: dense, window, sink:N, sink:N:streaming, recompute (default: dense, window, sink:1,
+      sink:4, sink:4:streaming, recompute). Streams BOS + the text N times token by token
+      through each policy; prints perplexity figures as a table, or JSON with --json; --csv
+      writes position,policy,nll,rolling_ppl (rolling over 256 positions).
   help
       Prints this text.
 

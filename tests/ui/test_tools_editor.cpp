@@ -50,6 +50,7 @@ private slots:
     void pickingPresetLoadsIt();
     void everyPresetIsValid();
     void filesRoundTrip();
+    void unsupportedKeywordIsAppliedWithAWarning();
     void highlighterColours();
 };
 
@@ -66,16 +67,20 @@ void TestToolsEditor::invalidJsonIsReportedAndNotEmitted_data() {
     QTest::newRow("columns count characters, not bytes")
         << QStringLiteral("[{\"naéme\": 1,,]") << 1 << 14 << "expected string literal";
     QTest::newRow("object instead of array")
-        << "  {\"name\": \"x\"}" << 1 << 3 << "must be a JSON array of tool objects";
-    QTest::newRow("number instead of array") << "42" << 1 << 1 << "not a number";
+        << "  {\"name\": \"x\"}" << 1 << 3 << "the tools must be a JSON array, not an object";
+    QTest::newRow("number instead of array")
+        << "42" << 1 << 1 << "the tools must be a JSON array, not an integer";
     QTest::newRow("tool without name") << "[{\"name\": \"a\"},\n {\"description\": \"b\"}]" << 2
-                                       << 2 << "tool 2 has no \"name\" string";
+                                       << 2 << "/1: missing \"name\"";
     QTest::newRow("name not a string")
-        << "[{\"name\": 7}]" << 1 << 2 << "tool 1 has no \"name\" string";
+        << "[{\"name\": 7}]" << 1 << 11 << "/0/name: expected a string, got an integer";
+    QTest::newRow("name not an identifier")
+        << "[{\"name\": \"a b\"}]" << 1 << 11 << "/0/name: \"a b\" is not an identifier";
     QTest::newRow("tool not an object")
-        << "[{\"name\": \"a\"}, \"b\"]" << 1 << 17 << "tool 2 is a string, not an object";
+        << "[{\"name\": \"a\"}, \"b\"]" << 1 << 17 << "/1: expected a tool object, got a string";
     QTest::newRow("brackets inside strings do not count")
-        << "[{\"name\": \"a],[\"}, 3]" << 1 << 20 << "tool 2 is a number";
+        << "[{\"name\": \"a\", \"description\": \"],[\"}, 3]" << 1 << 39
+        << "/1: expected a tool object";
 }
 
 void TestToolsEditor::invalidJsonIsReportedAndNotEmitted() {
@@ -172,7 +177,11 @@ void TestToolsEditor::presetsComeFromResources() {
     QStringList names;
     for (const auto& preset : editor.presets())
         names << preset.name;
-    QCOMPARE(names, (QStringList{"Currency", "Email", "Smart home"}));
+    // every preset file, in file-name order
+    QCOMPARE(names, (QStringList{"Currency", "Phone settings", "Invoice e-mail", "Email",
+                                 "Flight search", "Off-topic question", "Photo gallery",
+                                 "Kitchen timers", "Robot arm", "Assistant router (12 tools)",
+                                 "Review sentiment", "Shopping lists", "Smart home"}));
     for (const auto& preset : editor.presets()) {
         QVERIFY(!preset.description.isEmpty());
         QVERIFY(!preset.query.isEmpty());
@@ -229,7 +238,24 @@ void TestToolsEditor::everyPresetIsValid() {
         QVERIFY(compact.startsWith(QStringLiteral("[{\"name\":")));
         QVERIFY(compact.contains(QStringLiteral("\"parameters\":{\"type\":\"object\"")));
     }
-    QCOMPARE(applied.count(), 3);
+    QCOMPARE(applied.count(), 13);
+}
+
+void TestToolsEditor::unsupportedKeywordIsAppliedWithAWarning() {
+    ToolsEditor editor(QString{});
+    QSignalSpy applied(&editor, &ToolsEditor::toolsApplied);
+    editor.setToolsText(QStringLiteral(
+        "[{\"name\": \"f\", \"parameters\": {\"type\": \"object\", \"properties\": "
+        "{\"code\": {\"type\": \"string\", \"pattern\": \"^[A-Z]+$\"}}}}]"));
+    QVERIFY(editor.apply());
+    QCOMPARE(applied.count(), 1);
+    QVERIFY(editor.errorMessage().isEmpty());
+    QCOMPARE(editor.warnings().size(), 1);
+    QVERIFY2(editor.warnings().first().contains(QStringLiteral("pattern")),
+             qPrintable(editor.warnings().first()));
+    editor.setToolsText(QStringLiteral("[{\"name\": \"f\"}]"));
+    QVERIFY(editor.apply());
+    QVERIFY(editor.warnings().isEmpty());
 }
 
 void TestToolsEditor::filesRoundTrip() {

@@ -69,6 +69,11 @@ ToolsEditor::ToolsEditor(const QString& presetDirectory, QWidget* parent) : QWid
     m_errorLabel->setWordWrap(true);
     m_errorLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_errorLabel->hide();
+    m_warningLabel = new QLabel(this);
+    m_warningLabel->setObjectName(QStringLiteral("toolsWarningLabel"));
+    m_warningLabel->setWordWrap(true);
+    m_warningLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_warningLabel->hide();
     m_description = new QLabel(this);
     m_description->setWordWrap(true);
     m_description->hide();
@@ -79,6 +84,7 @@ ToolsEditor::ToolsEditor(const QString& presetDirectory, QWidget* parent) : QWid
     layout->addWidget(m_description);
     layout->addWidget(m_editor, 1);
     layout->addWidget(m_errorLabel);
+    layout->addWidget(m_warningLabel);
 
     // A stale error mark would point at text that moved: edits remove it.
     connect(m_editor, &QPlainTextEdit::textChanged, this,
@@ -175,6 +181,9 @@ bool ToolsEditor::apply() {
         return false;
     }
     clearError();
+    // Applied all the same: the keywords warned about are ignored, and the user is told which.
+    m_warningLabel->setText(validation.warnings.join(QLatin1Char('\n')));
+    m_warningLabel->setVisible(!validation.warnings.isEmpty());
     emit toolsApplied(validation.compactJson);
     return true;
 }
@@ -199,6 +208,10 @@ bool ToolsEditor::saveFile(const QString& path) const {
     return file.commit();
 }
 
+QStringList ToolsEditor::warnings() const {
+    return m_warningLabel->isHidden() ? QStringList() : m_warningLabel->text().split(QLatin1Char('\n'));
+}
+
 QString ToolsEditor::errorMessage() const {
     return m_errorLabel->isHidden() ? QString() : m_errorLabel->text();
 }
@@ -214,6 +227,7 @@ void ToolsEditor::showMessage(const QString& message) {
 // The error is shown under the editor; the cursor moves to it, its line is tinted and the
 // offending character underlined.
 void ToolsEditor::showError(const ToolsValidation& validation) {
+    m_warningLabel->hide();
     showMessage(validation.message);
     QTextCursor cursor(m_editor->document());
     cursor.setPosition(std::min(validation.offset, m_editor->document()->characterCount() - 1));

@@ -46,6 +46,7 @@ public:
     bool saveFile(const QString& path) const;
 
     QString errorMessage() const; // "" when the last apply succeeded
+    QStringList warnings() const; // what the last successful apply ignored (unsupported keywords)
     QPlainTextEdit* textEdit() const { return m_editor; }
 
 signals:
@@ -71,6 +72,7 @@ private:
     QPlainTextEdit* m_editor = nullptr;
     JsonHighlighter* m_highlighter = nullptr;
     QLabel* m_errorLabel = nullptr;
+    QLabel* m_warningLabel = nullptr;
 };
 
 } // namespace sinkscope::views

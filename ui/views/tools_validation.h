@@ -1,8 +1,9 @@
-// Checks the tools editor's text before it is applied: it must parse as JSON and be an array of
-// tool objects, each with a string "name" (the full schema is checked by the engine's tools).
+// Checks the tools editor's text before it is applied, with the engine's schema parser
+// (engine/tool_schema.h): JSON syntax, the supported JSON-Schema subset, names, duplicates.
 #pragma once
 
 #include <QString>
+#include <QStringList>
 
 namespace sinkscope::views {
 
@@ -13,6 +14,7 @@ struct ToolsValidation {
     int line = 0;        // 1-based
     int column = 0;      // 1-based, in characters
     int offset = -1;     // the error's character index in the text
+    QStringList warnings; // on success: "pointer: unsupported keyword …" and the like
 };
 
 ToolsValidation validateTools(const QString& text);

@@ -1,0 +1,20 @@
+// run --tools FILE: one assistant turn with the file's tools pinned as sinks, printed in Needle's
+// response shape (tool_calls.h) plus the usual run fields, or as text and call lines.
+#pragma once
+
+#include "cli_args.h"
+#include "sampler.h"
+#include "session.h"
+
+namespace sinkscope::cli {
+
+// The options `run` accepts only together with --tools.
+inline constexpr std::string_view kToolOnlyOptions[] = {"--facts", "--constrained", "--call",
+                                                        "--max-call-tokens"};
+
+// `args` are run's parsed options, --tools among them; `prompt` may be empty when the tools file
+// is a preset with a query. Throws InputError (exit 3) for a tools file that is not valid.
+int runWithTools(const ParsedArgs& args, const std::string& prompt, const SamplerOptions& sampler,
+                 SessionOptions session);
+
+} // namespace sinkscope::cli

@@ -1,0 +1,214 @@
+// sinkscope [--model FILE] [--screenshot FILE (--prompt TEXT --n-predict N | --policies-demo)
+//           [--tab NAME]]
+//
+// Opens the playground window. With --screenshot it sends the prompt, waits for the reply to
+// finish, saves the window as a PNG and exits (0 on success); it works on the offscreen platform.
+// With --policies-demo instead of a prompt it runs a short policy comparison in the Policies tab
+// on the built-in story, picks a position on the chart, and saves the window when the run ends.
+// --tab picks the right-hand tab shown (mask, kv, tools, settings, stats, policies).
+#include "engine_types.h"
+#include "event_loop_watch.h"
+#include "main_window.h"
+#include "policies_panel.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QPixmap>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTimer>
+
+#include <cstdio>
+#include <optional>
+
+namespace {
+
+using sinkscope::ui::GenerationReport;
+using sinkscope::ui::MainWindow;
+using sinkscope::ui::ModelInfo;
+
+constexpr int kScreenshotTimeoutMs = 10 * 60 * 1000;
+
+struct CommandLine {
+    QString model;
+    QString screenshot;
+    QString prompt;
+    int nPredict = 0;
+    int tab = 0;
+    bool policiesDemo = false;
+};
+
+const QStringList kTabNames = {QStringLiteral("mask"),  QStringLiteral("kv"),
+                               QStringLiteral("tools"), QStringLiteral("settings"),
+                               QStringLiteral("stats"), QStringLiteral("policies")};
+constexpr int kDemoWindow = 64; // --policies-demo: W, well inside stories260K's context
+constexpr double kDemoPickedFraction = 0.75; // the chart position the demo picks
+
+void fail(const QString& message) {
+    std::fprintf(stderr, "sinkscope: %s\n", qPrintable(message));
+}
+
+// nullopt after printing what is wrong.
+std::optional<CommandLine> parseCommandLine(const QApplication& app) {
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QApplication::translate(
+        "main", "A playground for a language model with a bounded KV cache."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption model(QStringLiteral("model"),
+                                   QApplication::translate("main", "The GGUF model to open."),
+                                   QStringLiteral("FILE"));
+    const QCommandLineOption screenshot(
+        QStringLiteral("screenshot"),
+        QApplication::translate("main", "Send --prompt, save the window to FILE (PNG) and exit."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption prompt(QStringLiteral("prompt"),
+                                    QApplication::translate("main", "The message to send."),
+                                    QStringLiteral("TEXT"));
+    const QCommandLineOption nPredict(
+        QStringLiteral("n-predict"),
+        QApplication::translate("main", "Maximum new tokens of the reply (this run only)."),
+        QStringLiteral("N"));
+    const QCommandLineOption tab(QStringLiteral("tab"),
+                                 QApplication::translate("main", "The tab shown: %1.")
+                                     .arg(kTabNames.join(QStringLiteral(", "))),
+                                 QStringLiteral("NAME"), kTabNames.first());
+    const QCommandLineOption policiesDemo(
+        QStringLiteral("policies-demo"),
+        QApplication::translate("main", "With --screenshot: run a short policy comparison on "
+                                        "the built-in story instead of sending a prompt."));
+    parser.addOptions({model, screenshot, prompt, nPredict, tab, policiesDemo});
+    parser.process(app);
+
+    CommandLine line;
+    line.model = parser.value(model);
+    line.screenshot = parser.value(screenshot);
+    line.prompt = parser.value(prompt);
+    if (parser.isSet(nPredict)) {
+        bool ok = false;
+        line.nPredict = parser.value(nPredict).toInt(&ok);
+        if (!ok || line.nPredict <= 0) {
+            fail(QStringLiteral("--n-predict needs a positive number, got '%1'")
+                     .arg(parser.value(nPredict)));
+            return std::nullopt;
+        }
+    }
+    line.policiesDemo = parser.isSet(policiesDemo);
+    line.tab = int(kTabNames.indexOf(parser.value(tab).toLower()));
+    if (line.tab < 0) {
+        fail(QStringLiteral("--tab must be one of %1").arg(kTabNames.join(QStringLiteral(", "))));
+        return std::nullopt;
+    }
+    if (!line.screenshot.isEmpty() && !line.policiesDemo && line.prompt.trimmed().isEmpty()) {
+        fail(QStringLiteral("--screenshot needs a non-empty --prompt"));
+        return std::nullopt;
+    }
+    return line;
+}
+
+// Saves the window once the last batch has laid out and painted, and exits.
+void saveWindowAndExit(MainWindow& window, const QString& path) {
+    QTimer::singleShot(0, &window, [&window, path] {
+        if (!window.grab().save(path, "PNG")) {
+            fail(QStringLiteral("could not write %1").arg(path));
+            QCoreApplication::exit(1);
+            return;
+        }
+        QCoreApplication::exit(0);
+    });
+}
+
+// dense, window, sink:1, sink:4 and sink:4:streaming over the built-in story with W = 64, run once
+// the model's first session is built; the window is saved when the run ends.
+void runPoliciesDemo(MainWindow& window, const CommandLine& line) {
+    sinkscope::ui::PoliciesPanel* panel = window.policiesPanel();
+    QObject::connect(
+        &window, &MainWindow::sessionRebuilt, &window,
+        [panel](const sinkscope::ui::SessionInfo& info) {
+            // The budget window (the spin box's limit) is known from here on.
+            if (info.reason != QStringLiteral("Model loaded")) return;
+            panel->setPolicyChecked(QStringLiteral("recompute"), false);
+            panel->findChild<QSpinBox*>(QStringLiteral("policyWindow"))->setValue(kDemoWindow);
+            panel->runButton()->click();
+        });
+    QObject::connect(
+        panel, &sinkscope::ui::PoliciesPanel::runFinished, &window,
+        [&window, panel, path = line.screenshot](const sinkscope::ui::PolicyRunReport& report) {
+            if (report.state != sinkscope::ui::PolicyRunState::Finished) {
+                fail(QStringLiteral("the policy run %1: %2")
+                         .arg(policyRunStateText(report.state), report.error));
+                QCoreApplication::exit(1);
+                return;
+            }
+            panel->selectPosition(qint64(double(report.streamTokens - 2) * kDemoPickedFraction));
+            saveWindowAndExit(window, path);
+        });
+}
+
+// Sends the prompt once the model is ready, and saves the window when the reply is done. Prints
+// one JSON line with the reply's speed and the GUI thread's longest stall while it ran.
+void runScreenshot(MainWindow& window, const CommandLine& line) {
+    auto* watch = new EventLoopWatch(&window);
+    if (line.policiesDemo)
+        runPoliciesDemo(window, line);
+    else
+        QObject::connect(
+            &window, &MainWindow::modelReady, &window,
+            [&window, watch, prompt = line.prompt](const ModelInfo&) {
+                watch->start();
+                window.sendMessage(prompt);
+            },
+            Qt::SingleShotConnection);
+    QObject::connect(&window, &MainWindow::modelLoadFailed, &window,
+                     [&window](const QString& message) {
+                         if (window.hasModel()) return;
+                         fail(message);
+                         QCoreApplication::exit(1);
+                     });
+    QObject::connect(&window, &MainWindow::replyFinished, &window,
+                     [&window, watch, path = line.screenshot](const GenerationReport& report) {
+                         if (report.reason == sinkscope::ui::StopReason::Failed) {
+                             fail(QStringLiteral("generation failed"));
+                             QCoreApplication::exit(1);
+                             return;
+                         }
+                         std::printf("{\"prompt_tokens\": %d, \"generated_tokens\": %d, "
+                                     "\"prefill_tokens_per_s\": %.1f, \"decode_tokens_per_s\": "
+                                     "%.1f, \"max_event_loop_stall_ms\": %.1f}\n",
+                                     report.promptTokens, report.generatedTokens,
+                                     report.prefillSeconds > 0
+                                         ? report.promptTokens / report.prefillSeconds
+                                         : 0.0,
+                                     report.tokensPerSecond(), watch->longestStallMs());
+                         std::fflush(stdout);
+                         saveWindowAndExit(window, path);
+                     });
+    QTimer::singleShot(kScreenshotTimeoutMs, &window, [] {
+        fail(QStringLiteral("timed out waiting for the reply or the policy run"));
+        QCoreApplication::exit(2);
+    });
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("Sinkscope"));
+    QApplication::setApplicationName(QStringLiteral("sinkscope"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Sinkscope"));
+    QApplication::setApplicationVersion(QStringLiteral(SINKSCOPE_VERSION));
+
+    const std::optional<CommandLine> line = parseCommandLine(app);
+    if (!line) return 1;
+
+    MainWindow::Options options;
+    options.modelPath = line->model;
+    options.maxNewTokens = line->nPredict;
+    options.persistSettings = line->screenshot.isEmpty();
+    MainWindow window(options);
+    window.tabs()->setCurrentIndex(line->tab);
+    if (!line->screenshot.isEmpty()) runScreenshot(window, *line);
+    window.show();
+    return app.exec();
+}

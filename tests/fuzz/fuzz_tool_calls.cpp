@@ -1,0 +1,53 @@
+// libFuzzer target: a tool set and the text a model wrote (fuzz_tool_input.h) -> parseCalls ->
+// calls validated against the tools, or errors.
+//
+// Properties (a violation aborts, which libFuzzer reports as a crash):
+//   - parseCalls never throws;
+//   - a failed parse says why (at least one non-empty message);
+//   - a valid array of calls round-trips: callsJson() of the calls parses again, valid, to the
+//     same names and arguments;
+//   - an input takes at most a second of CPU time (fuzz_limits.h).
+#include "fuzz_limits.h"
+#include "fuzz_tool_input.h"
+#include "tool_calls.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+namespace {
+
+using namespace sinkscope;
+
+[[noreturn]] void finding(const std::string& what) {
+    std::fprintf(stderr, "fuzz_tool_calls: %s\n", what.c_str());
+    std::abort();
+}
+
+void check(const ToolSet& tools, std::string_view text) {
+    const CallsParseResult parsed = parseCalls(text, tools);
+    for (const std::string& error : parsed.errors)
+        if (error.empty()) finding("an empty error message");
+    if (!parsed.ok()) return;
+    const std::string written = callsJson(parsed.calls);
+    const CallsParseResult again = parseCalls(written, tools);
+    if (!again.ok()) finding("callsJson() of valid calls is invalid: " + again.errors.front());
+    if (again.calls.size() != parsed.calls.size()) finding("the round trip lost calls");
+    for (size_t i = 0; i < parsed.calls.size(); ++i)
+        if (again.calls[i].name != parsed.calls[i].name ||
+            again.calls[i].arguments != parsed.calls[i].arguments)
+            finding("the round trip changed call " + std::to_string(i) + ": " + written);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const fuzz::CpuClock clock;
+    const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+    if (const auto input = fuzz::readToolCallInput(bytes)) check(input->tools, input->callText);
+    if (clock.elapsedSeconds() > fuzz::kMaxCpuSecondsPerInput)
+        finding("an input of " + std::to_string(size) + " bytes took more than a second of CPU");
+    return 0;
+}

@@ -1,0 +1,26 @@
+// The input of the tool-call fuzz targets: a JSON array of tool schemas, one 0 byte, then the
+// text a model wrote for the call. Seeds pair each shipped preset with calls for it.
+#pragma once
+
+#include "tool_schema.h"
+
+#include <optional>
+#include <string_view>
+
+namespace sinkscope::fuzz {
+
+struct ToolCallInput {
+    ToolSet tools;
+    std::string_view callText;
+};
+
+// nullopt when there is no 0 byte or the schema part is not a valid tool set.
+inline std::optional<ToolCallInput> readToolCallInput(std::string_view bytes) {
+    const size_t separator = bytes.find('\0');
+    if (separator == std::string_view::npos) return std::nullopt;
+    ToolsParseResult parsed = parseTools(bytes.substr(0, separator));
+    if (!parsed.tools) return std::nullopt;
+    return ToolCallInput{std::move(*parsed.tools), bytes.substr(separator + 1)};
+}
+
+} // namespace sinkscope::fuzz

@@ -1,0 +1,61 @@
+// What the tool tests share: small synthetic models (with Needle's chat markers as control tokens,
+// or without) and the shipped presets.
+#pragma once
+
+#include "gguf.h"
+#include "model.h"
+#include "synthetic.h"
+#include "tool_preset.h"
+
+#include <QDir>
+#include <QFile>
+#include <QtTest>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sinkscope::test {
+
+inline const std::vector<std::string> kNeedleMarkers = {
+    "<|im_start|>", "<|im_end|>",   "<tools>",       "</tools>",
+    "<tool_call>",  "</tool_call>", "<tool_result>", "</tool_result>"};
+
+// Small and quick: one layer, 32-wide, 600 tokens (letters, pairs and some words).
+inline SyntheticSpec smallSpec(bool needleMarkers) {
+    SyntheticSpec spec;
+    spec.nVocab = 600;
+    spec.nEmbd = 32;
+    spec.nLayer = 1;
+    spec.nHead = 2;
+    spec.nHeadKv = 1;
+    spec.nFf = 64;
+    if (needleMarkers) spec.extraSpecialTokens = kNeedleMarkers;
+    return spec;
+}
+
+inline std::unique_ptr<Model> modelFromSpec(const SyntheticSpec& spec) {
+    std::string error;
+    auto file = GgufFile::fromBytes(syntheticModelBytes(spec), error, "synthetic");
+    if (!file) qFatal("synthetic model: %s", error.c_str());
+    auto model = Model::fromGguf(std::move(file), error);
+    if (!model) qFatal("synthetic model: %s", error.c_str());
+    return model;
+}
+
+// The presets shipped in resources/presets, parsed (a test fails on one that does not parse).
+inline std::vector<ToolPreset> shippedPresets() {
+    const QDir dir(QFINDTESTDATA("../resources/presets"));
+    std::vector<ToolPreset> presets;
+    for (const QString& name : dir.entryList({"*.json"}, QDir::Files, QDir::Name)) {
+        QFile file(dir.filePath(name));
+        if (!file.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(file.fileName()));
+        PresetParseResult parsed = parsePreset(file.readAll().toStdString());
+        if (!parsed.preset)
+            qFatal("preset %s: %s", qPrintable(name), parsed.errors.front().text().c_str());
+        presets.push_back(std::move(*parsed.preset));
+    }
+    return presets;
+}
+
+} // namespace sinkscope::test
