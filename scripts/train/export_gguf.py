@@ -1,0 +1,145 @@
+"""Writes a needle-nano checkpoint as a GGUF v3 file of architecture `llama`.
+
+Layout (little-endian): u32 magic "GGUF", u32 version 3, u64 n_tensors, u64 n_kv; n_kv x
+{string key, u32 value type, value}; n_tensors x {string name, u32 n_dims, n_dims x u64 ne
+(fastest first), u32 ggml type, u64 offset into the data section}; padding to the alignment (32);
+the data, each tensor at an offset that is a multiple of 32. A string is u64 length + bytes; an
+array is u32 element type, u64 count, elements.
+
+A PyTorch Linear weight [out][in] is stored row-major, which is GGUF's ne = {in, out}: the bytes
+are written as they are. The model rotates adjacent pairs, as llama.cpp's `llama` does, so Q and
+K need no permutation.
+
+  python3 export_gguf.py --work-dir DIR [--checkpoint best.pt] --out needle-nano.gguf
+"""
+
+import argparse
+import os
+import struct
+
+import numpy as np
+import torch
+
+from spm_tokenizer import BOS, UNK, Tokenizer
+
+ALIGNMENT = 32
+T_UINT32, T_INT32, T_FLOAT32, T_BOOL, T_STRING, T_ARRAY = 4, 5, 6, 7, 8, 9
+GGML_F32, GGML_F16 = 0, 1
+
+
+class GgufWriter:
+    def __init__(self):
+        self.kv = []  # encoded key-value records
+        self.tensors = []  # (name, array, ggml type)
+
+    @staticmethod
+    def _string(text):
+        data = text.encode("utf-8")
+        return struct.pack("<Q", len(data)) + data
+
+    def _value(self, vtype, value):
+        if vtype == T_STRING:
+            return self._string(value)
+        if vtype == T_BOOL:
+            return struct.pack("<B", 1 if value else 0)
+        return struct.pack({T_UINT32: "<I", T_INT32: "<i", T_FLOAT32: "<f"}[vtype], value)
+
+    def add(self, key, vtype, value):
+        self.kv.append(self._string(key) + struct.pack("<I", vtype) + self._value(vtype, value))
+
+    def add_array(self, key, etype, values):
+        body = b"".join(self._value(etype, v) for v in values)
+        self.kv.append(self._string(key) + struct.pack("<IIQ", T_ARRAY, etype, len(values)) + body)
+
+    def add_tensor(self, name, array, ggml_type):
+        dtype = np.float16 if ggml_type == GGML_F16 else np.float32
+        self.tensors.append((name, np.ascontiguousarray(array, dtype=dtype), ggml_type))
+
+    def write(self, path):
+        infos, offset = [], 0
+        for name, array, ggml_type in self.tensors:
+            dims = list(reversed(array.shape))  # ne: fastest-varying first
+            infos.append(self._string(name) + struct.pack("<I", len(dims)) +
+                         b"".join(struct.pack("<Q", d) for d in dims) +
+                         struct.pack("<IQ", ggml_type, offset))
+            offset += (array.nbytes + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+        header = b"GGUF" + struct.pack("<IQQ", 3, len(self.tensors), len(self.kv))
+        header += b"".join(self.kv) + b"".join(infos)
+        header += b"\0" * ((-len(header)) % ALIGNMENT)
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(header)
+            for _, array, _ in self.tensors:
+                data = array.tobytes()
+                f.write(data + b"\0" * ((-len(data)) % ALIGNMENT))
+        os.replace(tmp, path)
+
+
+def export(state, tok, path, kv_window, half):
+    c = state["config"]
+    sd = {k: v.float().numpy() for k, v in state["model"].items()}
+    w = GgufWriter()
+    w.add("general.architecture", T_STRING, "llama")
+    w.add("general.name", T_STRING, "needle-nano")
+    w.add("general.alignment", T_UINT32, ALIGNMENT)
+    w.add("general.file_type", T_UINT32, 1 if half else 0)
+    w.add("llama.context_length", T_UINT32, c["ctx"])
+    w.add("llama.embedding_length", T_UINT32, c["d"])
+    w.add("llama.block_count", T_UINT32, c["n_layer"])
+    w.add("llama.feed_forward_length", T_UINT32, c["ff"])
+    w.add("llama.attention.head_count", T_UINT32, c["n_head"])
+    w.add("llama.attention.head_count_kv", T_UINT32, c["n_kv"])
+    w.add("llama.attention.layer_norm_rms_epsilon", T_FLOAT32, c["eps"])
+    w.add("llama.rope.freq_base", T_FLOAT32, c["rope_base"])
+    w.add("llama.rope.dimension_count", T_UINT32, c["d"] // c["n_head"])
+    w.add("llama.vocab_size", T_UINT32, tok.size)
+    w.add("tokenizer.ggml.model", T_STRING, "llama")
+    w.add_array("tokenizer.ggml.tokens", T_STRING, tok.pieces)
+    w.add_array("tokenizer.ggml.scores", T_FLOAT32, tok.scores)
+    w.add_array("tokenizer.ggml.token_type", T_INT32, tok.types)
+    w.add("tokenizer.ggml.bos_token_id", T_UINT32, BOS)
+    # Generation ends at the end of the assistant's turn: <|im_end|> is the EOS (and EOT) token,
+    # so Sinkscope's session and llama.cpp stop there. </s> stays in the vocabulary, unused.
+    w.add("tokenizer.ggml.eos_token_id", T_UINT32, tok.id("<|im_end|>"))
+    w.add("tokenizer.ggml.eot_token_id", T_UINT32, tok.id("<|im_end|>"))
+    w.add("tokenizer.ggml.unknown_token_id", T_UINT32, UNK)
+    w.add("tokenizer.ggml.add_bos_token", T_BOOL, True)
+    w.add("tokenizer.ggml.add_eos_token", T_BOOL, False)
+    w.add("tokenizer.ggml.add_space_prefix", T_BOOL, True)
+    w.add("sinkscope.kv_window", T_UINT32, kv_window)
+    w.add("sinkscope.position_mode", T_STRING, "streaming")
+
+    matrix = GGML_F16 if half else GGML_F32
+    w.add_tensor("token_embd.weight", sd["embed.weight"], matrix)
+    for i in range(c["n_layer"]):
+        p, g = "blocks.%d." % i, "blk.%d." % i
+        w.add_tensor(g + "attn_norm.weight", sd[p + "attn_norm.weight"], GGML_F32)
+        w.add_tensor(g + "attn_q.weight", sd[p + "attn.wq.weight"], matrix)
+        w.add_tensor(g + "attn_k.weight", sd[p + "attn.wk.weight"], matrix)
+        w.add_tensor(g + "attn_v.weight", sd[p + "attn.wv.weight"], matrix)
+        w.add_tensor(g + "attn_output.weight", sd[p + "attn.wo.weight"], matrix)
+        w.add_tensor(g + "ffn_norm.weight", sd[p + "ffn_norm.weight"], GGML_F32)
+        w.add_tensor(g + "ffn_gate.weight", sd[p + "w_gate.weight"], matrix)
+        w.add_tensor(g + "ffn_up.weight", sd[p + "w_up.weight"], matrix)
+        w.add_tensor(g + "ffn_down.weight", sd[p + "w_down.weight"], matrix)
+    w.add_tensor("output_norm.weight", sd["norm.weight"], GGML_F32)
+    w.write(path)
+    return os.path.getsize(path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--checkpoint", default="best.pt")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--kv-window", type=int, default=96)
+    ap.add_argument("--f16", action="store_true", help="F16 matrices (F32 by default)")
+    args = ap.parse_args()
+    state = torch.load(os.path.join(args.work_dir, args.checkpoint))
+    tok = Tokenizer.load(os.path.join(args.work_dir, "tokenizer.json"))
+    size = export(state, tok, args.out, args.kv_window, args.f16)
+    print("wrote %s (%d bytes, step %d)" % (args.out, size, state["step"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""needle-nano from scratch, in one command:
+
+  python3 scripts/train/run.py --out /tmp/needle-nano
+
+Stages (run again, the command resumes: the tokenizer is kept, training continues from latest.pt):
+  1. tokenizer:  <work>/tokenizer.json, BPE over generated training conversations
+  2. suites:     evaluation suites (JSONL) in <work>/suites/, and the CI-sized ones when
+                 --ci-suites DIR is given (the repository keeps them in tests/data/tools-eval/)
+  3. training:   <work>/latest.pt, best.pt, loss.csv (resumable)
+  4. evaluation: <work>/eval.json (exact match, sinks on and off)
+  5. export:     <out>/needle-nano.gguf and <out>/needle-nano-loss.png
+  6. (--build DIR) verify_engine.py: tokenizer and logits against Sinkscope's engine
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import needle_data  # noqa: E402
+import needle_format  # noqa: E402
+import spm_tokenizer  # noqa: E402
+
+SEED = 1234
+VOCAB = 2048
+TOKENIZER_CONVERSATIONS = 600
+
+
+def train_tokenizer(work):
+    path = os.path.join(work, "tokenizer.json")
+    if os.path.exists(path):
+        return
+    gen = needle_data.ConversationGenerator(SEED + 100, "train")
+    texts = [needle_format.render_text(gen.generate(i)) for i in range(TOKENIZER_CONVERSATIONS)]
+    tok = spm_tokenizer.train(texts, VOCAB)
+    tok.save(path)
+    print("tokenizer: %d pieces -> %s" % (tok.size, path), flush=True)
+
+
+SUITES = {
+    # name: (seed, split, domains, conversations)
+    "preset-domains": (SEED + 1, "eval", None, 64),
+    "heldout-domains": (SEED + 2, "eval", needle_data.HELDOUT_DOMAINS, 32),
+}
+CI_CONVERSATIONS = 4
+
+
+def suite_line(conv):
+    turns = [{"query": t["query"], "answers": t["answers"],
+              "result": t.get("result") or needle_format.DEFAULT_RESULT} for t in conv["turns"]]
+    out = {"tools": conv["tools"]}
+    if conv.get("system"):
+        out["system"] = conv["system"]
+    out["turns"] = turns
+    return json.dumps(out, separators=(",", ":"), ensure_ascii=False)
+
+
+def write_suites(work, ci_dir):
+    os.makedirs(os.path.join(work, "suites"), exist_ok=True)
+    for name, (seed, split, domains, count) in SUITES.items():
+        gen = needle_data.ConversationGenerator(seed, split, domains=domains, min_turns=32,
+                                                max_turns=40)
+        convs = [gen.generate(i) for i in range(count)]
+        targets = [(os.path.join(work, "suites", name + ".jsonl"), convs)]
+        if ci_dir:
+            targets.append((os.path.join(ci_dir, name + ".jsonl"), convs[:CI_CONVERSATIONS]))
+        for path, subset in targets:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write("".join(suite_line(c) + "\n" for c in subset))
+            print("suite: %d conversations -> %s" % (len(subset), path), flush=True)
+
+
+def run(script, *args):
+    subprocess.run([sys.executable, os.path.join(HERE, script), *args], check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="folder for needle-nano.gguf")
+    ap.add_argument("--work-dir", default=os.path.expanduser("~/.cache/sinkscope-train"),
+                    help="tokenizer, checkpoints, logs, suites (outside git)")
+    ap.add_argument("--ci-suites", default="", help="also write the CI-sized suites here")
+    ap.add_argument("--steps", default="6000", help="planned steps (LR schedule, upper bound)")
+    ap.add_argument("--minutes", default="84",
+                    help="training-time budget; the LR decays over it (0: follow --steps)")
+    ap.add_argument("--window", default="96", help="kv window for evaluation and metadata")
+    ap.add_argument("--build", default="",
+                    help="a Sinkscope CMake build folder: also check the GGUF against the engine")
+    args = ap.parse_args()
+    os.makedirs(args.work_dir, exist_ok=True)
+    train_tokenizer(args.work_dir)
+    write_suites(args.work_dir, args.ci_suites)
+    run("train.py", "--work-dir", args.work_dir, "--steps", args.steps, "--minutes", args.minutes)
+    suites = [os.path.join(args.work_dir, "suites", n + ".jsonl") for n in SUITES]
+    eval_args = ["--work-dir", args.work_dir, "--window", args.window, "--limit", "16"]
+    for s in suites:
+        eval_args += ["--suite", s]
+    with open(os.path.join(args.work_dir, "eval.json"), "w") as f:
+        subprocess.run([sys.executable, os.path.join(HERE, "evaluate.py"), *eval_args],
+                       check=True, stdout=f)
+    os.makedirs(args.out, exist_ok=True)
+    gguf = os.path.join(args.out, "needle-nano.gguf")
+    run("export_gguf.py", "--work-dir", args.work_dir, "--kv-window", args.window, "--out", gguf)
+    run("plot_loss.py", "--csv", os.path.join(args.work_dir, "loss.csv"),
+        "--out", os.path.join(args.out, "needle-nano-loss.png"))
+    if args.build:
+        run("verify_engine.py", "--work-dir", args.work_dir, "--gguf", gguf, "--build", args.build,
+            "--window", args.window)
+
+
+if __name__ == "__main__":
+    main()
