@@ -52,26 +52,49 @@ public:
 
     // Appends a message per invariant the step breaks.
     void check(const StepSnapshot& step, std::vector<std::string>& violations) {
-        const int64_t q = step.queryPosition;
+        const Expected expected = expectedFor(step);
         const auto fail = [&](const std::string& what) {
-            violations.push_back("position " + std::to_string(q) + ": " + what);
+            violations.push_back("position " + std::to_string(expected.q) + ": " + what);
         };
-        const int64_t sinks = std::min(m_sinkPrefix, q + 1);
-        const int64_t ringTokens = q + 1 - sinks;
-        const int64_t window = step.effectiveWindow;
+        checkCounters(step, expected, fail);
+        checkSlots(step, expected, fail);
+    }
 
+private:
+    // What the spec says the cache holds after the token at position q.
+    struct Expected {
+        int64_t q = 0;
+        int64_t window = 0;
+        int64_t sinks = 0;      // the sink prefix [0, sinks)
+        int64_t ringTokens = 0; // non-sink tokens fed so far
+    };
+
+    Expected expectedFor(const StepSnapshot& step) const {
+        Expected e;
+        e.q = step.queryPosition;
+        e.window = step.effectiveWindow;
+        e.sinks = std::min(m_sinkPrefix, e.q + 1);
+        e.ringTokens = e.q + 1 - e.sinks;
+        return e;
+    }
+
+    template <typename Fail>
+    void checkCounters(const StepSnapshot& step, const Expected& e, const Fail& fail) {
         if (m_bytesAllocated < 0) m_bytesAllocated = step.bytesAllocated;
         if (step.bytesAllocated != m_bytesAllocated)
             fail("bytes allocated changed from " + std::to_string(m_bytesAllocated) + " to " +
                  std::to_string(step.bytesAllocated));
-        if (step.tokensSeen != q + 1) fail("tokens seen " + std::to_string(step.tokensSeen));
-        if (step.sinksUsed != sinks) fail("sinks used " + std::to_string(step.sinksUsed));
-        if (step.evictions != std::max<int64_t>(0, ringTokens - window))
+        if (step.tokensSeen != e.q + 1) fail("tokens seen " + std::to_string(step.tokensSeen));
+        if (step.sinksUsed != e.sinks) fail("sinks used " + std::to_string(step.sinksUsed));
+        if (step.evictions != std::max<int64_t>(0, e.ringTokens - e.window))
             fail("evictions " + std::to_string(step.evictions));
         if (step.querySlot < 0 || static_cast<size_t>(step.querySlot) >= step.cacheSlots.size() ||
-            step.cacheSlots[static_cast<size_t>(step.querySlot)].position != q)
+            step.cacheSlots[static_cast<size_t>(step.querySlot)].position != e.q)
             fail("the query's slot does not hold it");
+    }
 
+    template <typename Fail>
+    void checkSlots(const StepSnapshot& step, const Expected& e, const Fail& fail) {
         m_occupied.clear();
         int64_t ringOccupied = 0;
         for (const SlotView& slot : step.cacheSlots) {
@@ -79,23 +102,21 @@ public:
             m_occupied.push_back(slot.position);
             ringOccupied += slot.kind == SlotKind::Ring ? 1 : 0;
             if (!slot.kept) fail("slot of position " + std::to_string(slot.position) + " not kept");
-            if ((slot.kind == SlotKind::Sink) != (slot.position < sinks))
+            if ((slot.kind == SlotKind::Sink) != (slot.position < e.sinks))
                 fail("position " + std::to_string(slot.position) + " has the wrong slot kind");
         }
-        if (ringOccupied != std::min(ringTokens, window))
+        if (ringOccupied != std::min(e.ringTokens, e.window))
             fail("occupied ring slots " + std::to_string(ringOccupied));
         std::sort(m_occupied.begin(), m_occupied.end());
-        if (m_occupied != keptPositions(q, window, sinks))
-            fail("the occupied slots are not {k : keep(q, k)}");
+        if (m_occupied != keptPositions(e)) fail("the occupied slots are not {k : keep(q, k)}");
     }
 
-private:
     // {k : keep(q, k)}, ascending: the sink prefix, then the window.
-    const std::vector<int64_t>& keptPositions(int64_t q, int64_t window, int64_t sinks) {
+    const std::vector<int64_t>& keptPositions(const Expected& e) {
         m_expected.clear();
-        for (int64_t k = 0; k < sinks; ++k)
+        for (int64_t k = 0; k < e.sinks; ++k)
             m_expected.push_back(k);
-        for (int64_t k = std::max(sinks, q - window + 1); k <= q; ++k)
+        for (int64_t k = std::max(e.sinks, e.q - e.window + 1); k <= e.q; ++k)
             m_expected.push_back(k);
         return m_expected;
     }
