@@ -23,4 +23,14 @@ QString formatMilliseconds(double seconds) {
     return QLocale().toString(milliseconds, 'f', milliseconds < 100 ? 1 : 0);
 }
 
+QString exceptionText(const std::exception_ptr& error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    } catch (...) {
+        return QStringLiteral("unknown error");
+    }
+}
+
 } // namespace sinkscope::ui

@@ -1,7 +1,9 @@
-// Numbers as the panels write them: counts with their noun, rates, durations.
+// Text as the panels write it: counts with their noun, rates, durations, errors.
 #pragma once
 
 #include <QString>
+
+#include <exception>
 
 namespace sinkscope::ui {
 
@@ -12,5 +14,7 @@ QString tokenCount(qint64 count); // countOf(count, "token", "tokens")
 QString formatRate(double perSecond);
 // Milliseconds: one decimal below 100 ms.
 QString formatMilliseconds(double seconds);
+// The message of a caught exception ("unknown error" when it is not a std::exception).
+QString exceptionText(const std::exception_ptr& error);
 
 } // namespace sinkscope::ui

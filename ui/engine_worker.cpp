@@ -2,6 +2,7 @@
 
 #include "budget.h"
 #include "chat_format.h"
+#include "display_text.h"
 #include "snapshot_mailbox.h"
 #include "synthetic.h"
 
@@ -82,16 +83,6 @@ QStringList prefixPiecesFor(const Tokenizer& tokenizer, const std::vector<int32_
         pieces << decoder.decode(QByteArrayView(piece.data(), qsizetype(piece.size())));
     }
     return pieces;
-}
-
-QString exceptionText(const std::exception_ptr& error) {
-    try {
-        std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-        return QString::fromUtf8(e.what());
-    } catch (...) {
-        return QStringLiteral("unknown error");
-    }
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 #include "policy_run.h"
 
+#include "display_text.h"
+
 #include <QMutexLocker>
 
 #include <chrono>
@@ -51,16 +53,6 @@ void stepPolicy(PolicyStream& stream, PolicyResult& result, int policyIndex, qui
     result.positions.push_back(position);
     result.nll.push_back(*nll);
     mailbox.postPoint(run, PolicyPoint{policyIndex, position, *nll}, stepsDone, stepsTotal);
-}
-
-QString exceptionText(const std::exception_ptr& error) {
-    try {
-        std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-        return QString::fromUtf8(e.what());
-    } catch (...) {
-        return QStringLiteral("unknown error");
-    }
 }
 
 } // namespace
