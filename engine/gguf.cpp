@@ -534,9 +534,8 @@ const GgufValue* GgufFile::find(std::string_view key) const {
 }
 
 const GgufTensorInfo* GgufFile::findTensor(std::string_view name) const {
-    for (const GgufTensorInfo& tensor : m_tensors)
-        if (tensor.name == name) return &tensor;
-    return nullptr;
+    const auto found = m_tensorIndex.find(name);
+    return found == m_tensorIndex.end() ? nullptr : &m_tensors[found->second];
 }
 
 std::optional<int64_t> GgufFile::getInt(std::string_view key) const {
@@ -583,12 +582,12 @@ void GgufFile::parse() {
     }
     m_alignment = readAlignment(find("general.alignment"));
 
-    std::unordered_set<std::string_view> seenNames;
     m_tensors.reserve(tensorCount);
+    m_tensorIndex.reserve(tensorCount);
     for (uint64_t i = 0; i < tensorCount; ++i) {
         cursor.setContext("tensor info " + std::to_string(i));
         const std::string_view name = cursor.readString("name");
-        if (!seenNames.insert(name).second)
+        if (!m_tensorIndex.emplace(name, m_tensors.size()).second)
             cursor.fail("duplicate tensor name '" + printable(name) + "'");
         cursor.setContext("tensor '" + printable(name) + "'");
         GgufTensorInfo tensor;

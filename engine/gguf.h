@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -149,6 +150,9 @@ private:
     uint64_t m_alignment = 32;
     std::vector<GgufKeyValue> m_metadata;
     std::vector<GgufTensorInfo> m_tensors;
+    // name (a view into the file's bytes, which never move) -> index in m_tensors. The model
+    // loader looks up 9 tensors per layer: a linear search made a 4096-layer file quadratic.
+    std::unordered_map<std::string_view, size_t> m_tensorIndex;
 };
 
 } // namespace sinkscope

@@ -136,6 +136,39 @@ std::vector<uint8_t> withStringValue(std::vector<uint8_t> bytes, std::string_vie
     return bytes;
 }
 
+// A valid llama of `layers` layers, 2 wide, with alignment 1: 9 tensors a layer, as small as the
+// format allows, so that the file holds as many tensors as it can.
+std::vector<uint8_t> narrowDeepModel(int layers) {
+    GgufWriter w(3, 1);
+    w.setString("general.architecture", "llama");
+    w.setUint32("llama.context_length", 8);
+    w.setUint32("llama.embedding_length", 2);
+    w.setUint32("llama.block_count", static_cast<uint32_t>(layers));
+    w.setUint32("llama.feed_forward_length", 1);
+    w.setUint32("llama.attention.head_count", 1);
+    w.setString("tokenizer.ggml.model", "llama");
+    w.setStringArray("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>"});
+    const auto matrix = [&](const std::string& name, int rows, int cols) {
+        w.addTensorFromFloats(name, {cols, rows}, std::vector<float>(size_t(rows) * cols, 0.1f));
+    };
+    const auto norm = [&](const std::string& name) {
+        w.addTensorFromFloats(name, {2}, {1.0f, 1.0f});
+    };
+    matrix("token_embd.weight", 3, 2);
+    norm("output_norm.weight");
+    for (int i = 0; i < layers; ++i) {
+        const std::string p = "blk." + std::to_string(i) + ".";
+        norm(p + "attn_norm.weight");
+        for (const char* name : {"attn_q", "attn_k", "attn_v", "attn_output"})
+            matrix(p + name + ".weight", 2, 2);
+        norm(p + "ffn_norm.weight");
+        matrix(p + "ffn_gate.weight", 1, 2);
+        matrix(p + "ffn_up.weight", 1, 2);
+        matrix(p + "ffn_down.weight", 2, 1);
+    }
+    return w.bytes();
+}
+
 // The logits of BOS and a few tokens through a fresh session.
 std::vector<float> logitsAfterPrompt(const Model& model) {
     Session session(model, SessionOptions{});
@@ -169,6 +202,7 @@ private slots:
     void copiedModelSurvivesTruncation();
     void fuzzFindings_data();
     void fuzzFindings();
+    void mostLayersLoad();
 };
 
 void TestGguf::writerRoundTrip_data() {
@@ -742,6 +776,19 @@ void TestGguf::fuzzFindings() {
         QVERIFY(next >= 0 && next < model->config().nVocab);
         logits = session.feed(next);
     }
+}
+
+// The loader accepts up to 4096 layers, 9 tensors each. Tensor lookup by name is a hash map: a
+// linear search made this 2.7 MB file take over a second to load (see tests/fuzz/README.md).
+void TestGguf::mostLayersLoad() {
+    std::vector<uint8_t> bytes = narrowDeepModel(4096);
+    std::string error;
+    const auto model = Model::fromGguf(GgufFile::fromBytes(std::move(bytes), error), error);
+    QVERIFY2(model, error.c_str());
+    QCOMPARE(model->config().nLayer, 4096);
+    QCOMPARE(model->file().tensors().size(), size_t(2 + 9 * 4096));
+    QVERIFY(model->file().findTensor("blk.4095.ffn_down.weight"));
+    QVERIFY(!model->file().findTensor("blk.4096.ffn_down.weight"));
 }
 
 QTEST_GUILESS_MAIN(TestGguf)
