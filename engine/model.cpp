@@ -42,6 +42,23 @@ float optionalFloat(const GgufFile& file, const std::string& key, float fallback
     return static_cast<float>(*value);
 }
 
+// Sinkscope's own keys, both optional: the window the model was trained with and its position
+// mode. A key that is present must be valid: a wrong hint would quietly run the model in a
+// setting it never saw.
+void readSinkscopeHints(const GgufFile& file, ModelConfig& c) {
+    constexpr char kWindowKey[] = "sinkscope.kv_window";
+    constexpr char kPositionsKey[] = "sinkscope.position_mode";
+    if (file.find(kWindowKey))
+        c.suggestedKvWindow = static_cast<int>(requireInt(file, kWindowKey, 1, 1 << 20));
+    if (!file.find(kPositionsKey))
+        return;
+    const auto mode = file.getString(kPositionsKey);
+    if (!mode || (*mode != "absolute" && *mode != "streaming"))
+        throw ModelError(std::string("key '") + kPositionsKey +
+                         "' must be the string \"absolute\" or \"streaming\"");
+    c.suggestedPositionMode = *mode;
+}
+
 ModelConfig readConfig(const GgufFile& file) {
     ModelConfig c;
     const auto arch = file.getString("general.architecture");
@@ -70,8 +87,7 @@ ModelConfig readConfig(const GgufFile& file) {
     c.nCtxTrain = static_cast<int>(requireInt(file, p + "context_length", 1, 1 << 24));
     c.ropeBase = optionalFloat(file, p + "rope.freq_base", 10000.0f);
     c.rmsEps = optionalFloat(file, p + "attention.layer_norm_rms_epsilon", 1e-5f);
-    c.suggestedKvWindow = static_cast<int>(file.getInt("sinkscope.kv_window").value_or(0));
-    c.suggestedPositionMode = file.getString("sinkscope.position_mode").value_or("");
+    readSinkscopeHints(file, c);
     return c;
 }
 

@@ -29,7 +29,8 @@ struct ModelConfig {
     float ropeBase = 10000.0f;
     float rmsEps = 1e-5f;
     RopeStyle rope = RopeStyle::AdjacentPairs;
-    // Hints a model may carry for Sinkscope (sinkscope.kv_window, sinkscope.position_mode).
+    // Hints a model may carry for Sinkscope (sinkscope.kv_window, sinkscope.position_mode;
+    // 0 and "" when absent); defaultSessionOptions (session_defaults.h) applies them.
     int suggestedKvWindow = 0;
     std::string suggestedPositionMode;
     int kvDim() const { return nHeadKv * headDim; }

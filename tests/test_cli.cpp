@@ -211,7 +211,8 @@ void TestCli::helpPrintsUsage() {
     QVERIFY2(run.exitCode == 0, qPrintable(describe(args, run)));
     QVERIFY(run.err.isEmpty());
     QVERIFY(run.out.startsWith("usage: sinkscope-cli"));
-    for (const char* command : {"run", "budget", "tokenize", "perplexity", "bench", "make-model"})
+    for (const char* command :
+         {"run", "budget", "tokenize", "perplexity", "bench", "make-model", "eval-tools"})
         QVERIFY2(run.out.contains(QByteArray("\n  ") + command + ' '), command);
 }
 

@@ -1,6 +1,7 @@
 #include "cli_common.h"
 
 #include "budget.h"
+#include "session_defaults.h"
 
 #include <filesystem>
 #include <fstream>
@@ -77,7 +78,7 @@ std::vector<OptionSpec> withSessionOptions(std::initializer_list<OptionSpec> own
     return specs;
 }
 
-SessionOptions sessionOptionsFromArgs(const ParsedArgs& args, const SessionOptions& defaults) {
+SessionOptions cacheOptionsFromArgs(const ParsedArgs& args, const SessionOptions& defaults) {
     SessionOptions options = defaults;
     options.kvWindow =
         static_cast<int>(args.integer("--kv-window", options.kvWindow, 0, kMaxKvWindow));
@@ -88,9 +89,18 @@ SessionOptions sessionOptionsFromArgs(const ParsedArgs& args, const SessionOptio
                          " is not 8, 16 or 32");
     if (const std::optional<std::string> positions = args.value("--positions"))
         options.positions = parseChoice("--positions", *positions, kPositionChoices);
+    return options;
+}
+
+SessionOptions sessionOptionsFromArgs(const ParsedArgs& args, const SessionOptions& defaults) {
+    SessionOptions options = cacheOptionsFromArgs(args, defaults);
     if (const std::optional<std::string> sinks = args.value("--sinks"))
         options.sinks = parseSinks(*sinks, options);
     return options;
+}
+
+SessionOptions sessionOptionsFor(const Model& model, const ParsedArgs& args) {
+    return sessionOptionsFromArgs(args, defaultSessionOptions(model.config()));
 }
 
 std::unique_ptr<Session> openSession(const Model& model, const SessionOptions& options) {
@@ -113,6 +123,10 @@ std::string sinksText(const SessionOptions& options) {
     return "unknown";
 }
 
+std::string positionsText(PositionMode mode) {
+    return choiceText(mode, kPositionChoices);
+}
+
 nlohmann::ordered_json describeCache(const Session& session) {
     const KvCache& cache = session.cache();
     return {
@@ -122,7 +136,7 @@ nlohmann::ordered_json describeCache(const Session& session) {
         {"kv_bytes", cache.bytesAllocated()},
         {"kv_budget_bytes", kKvBudgetBytes},
         {"kv_bits", cache.shape().kvBits},
-        {"positions", choiceText(session.options().positions, kPositionChoices)},
+        {"positions", positionsText(session.options().positions)},
         {"sinks", sinksText(session.options())},
     };
 }

@@ -28,10 +28,17 @@ std::string readWholeFile(const std::string& path, std::string_view what);
 std::vector<OptionSpec> withSessionOptions(std::initializer_list<OptionSpec> own);
 // `defaults` with the options above applied (--kv-window 0 = the budget window).
 SessionOptions sessionOptionsFromArgs(const ParsedArgs& args, const SessionOptions& defaults);
+// The same without --sinks, for a command that gives --sinks its own meaning.
+SessionOptions cacheOptionsFromArgs(const ParsedArgs& args, const SessionOptions& defaults);
+// The model's own options (defaultSessionOptions: its window and position mode, when its
+// metadata has them) with the options above applied: what the user passes wins.
+SessionOptions sessionOptionsFor(const Model& model, const ParsedArgs& args);
 // The session, or UsageError when the engine rejects the options for this model.
 std::unique_ptr<Session> openSession(const Model& model, const SessionOptions& options);
 // "bos", "first:N" or "none": the --sinks spelling of the options' sink mode.
 std::string sinksText(const SessionOptions& options);
+// "absolute" or "streaming": the --positions spelling.
+std::string positionsText(PositionMode mode);
 // How a session's cache is set up: budget_window, effective_window, sink_slots, kv_bytes,
 // kv_budget_bytes, kv_bits, positions, sinks.
 nlohmann::ordered_json describeCache(const Session& session);

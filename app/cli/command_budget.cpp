@@ -2,6 +2,7 @@
 #include "budget.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "session_defaults.h"
 
 #include <array>
 
@@ -50,13 +51,15 @@ BudgetShape shapeFromModel(const ModelConfig& config) {
             .maxSeq = config.nCtxTrain};
 }
 
-nlohmann::ordered_json budgetReport(const BudgetShape& shape, int64_t kvWindow) {
+nlohmann::ordered_json budgetReport(const BudgetShape& shape, int64_t kvWindow,
+                                    PositionMode positions) {
     const int64_t window = budgetWindow(shape);
     return {
         {"per_pos", bytesPerPosition(shape)},
         {"budget_window", window},
         {"effective_window", effectiveWindow(window, kvWindow)},
         {"kv_window", kvWindow},
+        {"positions", positionsText(positions)},
         {"kv_budget_bytes", kKvBudgetBytes},
         {"layers", shape.layers},
         {"kv_heads", shape.kvHeads},
@@ -82,12 +85,16 @@ int budgetCommand(CommandArgs args) {
         throw UsageError("'budget' needs --model FILE or --layers, --kv-heads, --head-dim, "
                          "--d-model, --sites and --max-seq");
     if (!fromModel) {
-        printJson(budgetReport(shapeFromArgs(parsed), kvWindow));
+        printJson(budgetReport(shapeFromArgs(parsed), kvWindow, SessionOptions{}.positions));
         return 0;
     }
     const std::unique_ptr<Model> model = loadModel(parsed.required("--model"));
+    const ModelConfig& config = model->config();
+    // The model's own window (its sinkscope.kv_window; none: the budget's), unless given.
+    const int64_t modelWindow = parsed.has("--kv-window") ? kvWindow : config.suggestedKvWindow;
     try {
-        printJson(budgetReport(shapeFromModel(model->config()), kvWindow));
+        printJson(budgetReport(shapeFromModel(config), modelWindow,
+                               defaultSessionOptions(config).positions));
     } catch (const std::invalid_argument& badShape) {
         throw InputError(std::string("model '") + parsed.required("--model") +
                          "' has an unusable shape: " + badShape.what());

@@ -99,10 +99,12 @@ int runCommand(CommandArgs args) {
     const std::string modelPath = parsed.required("--model");
     const int nPredict = static_cast<int>(parsed.integer("--n-predict", 128, 0, kMaxPredict));
     const SamplerOptions samplerOptions = samplerOptionsFromArgs(parsed);
-    const SessionOptions sessionOptions = sessionOptionsFromArgs(parsed, SessionOptions{});
+    // Checked here so that bad options are usage errors (exit 2) before any file is read; the
+    // session's options are built once the model, whose metadata may set their defaults, is.
+    sessionOptionsFromArgs(parsed, SessionOptions{});
     const bool ignoreEos = parsed.has("--ignore-eos");
     const std::string prompt = promptFromArgs(parsed);
-    if (parsed.has("--tools")) return runWithTools(parsed, prompt, samplerOptions, sessionOptions);
+    if (parsed.has("--tools")) return runWithTools(parsed, prompt, samplerOptions);
     for (const std::string_view option : kToolOnlyOptions)
         if (parsed.has(option))
             throw UsageError("option '" + std::string(option) + "' needs --tools");
@@ -110,7 +112,7 @@ int runCommand(CommandArgs args) {
     const std::unique_ptr<Model> model = loadModel(modelPath);
     const std::vector<int32_t> promptIds = tokenizeWithBos(model->tokenizer(), prompt);
     if (promptIds.empty()) throw UsageError("the prompt has no tokens");
-    const std::unique_ptr<Session> session = openSession(*model, sessionOptions);
+    const std::unique_ptr<Session> session = openSession(*model, sessionOptionsFor(*model, parsed));
     Sampler sampler(samplerOptions);
     if (!parsed.has("--json")) {
         generateStreaming(*session, promptIds, nPredict, sampler, ignoreEos);

@@ -17,5 +17,6 @@ int benchCommand(CommandArgs args);
 int makeModelCommand(CommandArgs args);
 int soakCommand(CommandArgs args);
 int streamPplCommand(CommandArgs args);
+int evalToolsCommand(CommandArgs args);
 
 } // namespace sinkscope::cli

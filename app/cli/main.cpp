@@ -31,6 +31,7 @@ constexpr Command kCommands[] = {
     {"make-model", sinkscope::cli::makeModelCommand},
     {"soak", sinkscope::cli::soakCommand},
     {"stream-ppl", sinkscope::cli::streamPplCommand},
+    {"eval-tools", sinkscope::cli::evalToolsCommand},
 };
 
 constexpr std::string_view kUsage = R"(usage: sinkscope-cli COMMAND [OPTIONS]
@@ -38,9 +39,12 @@ constexpr std::string_view kUsage = R"(usage: sinkscope-cli COMMAND [OPTIONS]
 commands:
   run --model FILE (--prompt TEXT | --prompt-file FILE) [--n-predict N (128)]
       [--greedy | --temp T --top-k K --top-p P --seed S] [--ignore-eos] [--json]
-      [--kv-window W (256; 0 = budget)] [--kv-bits 8|16|32 (8)]
-      [--positions absolute|streaming] [--sinks bos|first:N|none (bos)]
-      Prints the generated text as it comes, or one JSON report with --json.
+      [--kv-window W (the model's, else 256; 0 = budget)] [--kv-bits 8|16|32 (8)]
+      [--positions absolute|streaming (the model's, else absolute)]
+      [--sinks bos|first:N|none (bos)]
+      Prints the generated text as it comes, or one JSON report with --json. A model may name
+      its window and position mode in its metadata (sinkscope.kv_window,
+      sinkscope.position_mode); run, budget and eval-tools use them unless given here.
       With --tools FILE (a JSON array of tools, or a preset): [--facts TEXT]
       [--constrained on|off (on)] [--call auto|required|none (auto)] [--max-call-tokens N (192)];
       --n-predict caps the turn (256). Pins the tools as sinks and answers one user turn;
@@ -48,8 +52,8 @@ commands:
       decode_tokens_per_s, error, attribution, mask_us_per_token, ...}. The prompt defaults to
       a preset's query.
   budget (--model FILE | --layers L --kv-heads H --head-dim D --d-model M --sites S --max-seq N)
-      [--kv-window W (0 = budget)]
-      Prints the budget-derived KV window as JSON.
+      [--kv-window W (the model's, else 0 = budget)]
+      Prints the budget-derived KV window (and, for a model, its position mode) as JSON.
   tokenize --model FILE --text TEXT
       Prints the token ids (BOS included) and pieces as JSON.
   perplexity --model FILE --file TEXT --ctx N [--kv-window W (0 = budget)] [--kv-bits B (32)]
@@ -73,6 +77,22 @@ commands:
       sink:4, sink:4:streaming, recompute). Streams BOS + the text N times token by token
       through each policy; prints perplexity figures as a table, or JSON with --json; --csv
       writes position,policy,nll,rolling_ppl (rolling over 256 positions).
+  eval-tools --model FILE --suite FILE [--sinks on|off (on)] [--constrained on|off (on)]
+      [--call auto|required|none (auto)] [--n-predict N (256)] [--max-call-tokens N (192)]
+      [--limit N (all)] [--kv-window W] [--kv-bits B] [--positions P] [--json] [--verbose]
+      Runs each conversation of a JSONL suite ({"tools", "system", "turns": [{"query",
+      "answers", "result"}]}, one per line) as one session, greedy, the window sliding across
+      its turns; after each call the turn's result ({"status":"ok"} by default) goes back as
+      the tool result. A turn is exact when the model made the expected calls in order with
+      equal arguments (numbers by value, keys in any order); answers [] expects no call.
+      --sinks on pins the tool block (BOS through </tools>) as sinks; --sinks off is the
+      control: the same window and positions with nothing pinned, so BOS and the tool block
+      slide out of the window like any other token. Prints rates as a table, or JSON with
+      --json: conversations, turns, exact_match, exact_match_first (turn 1), exact_match_late
+      (turns 30+), late_mean_position, call_exact_match, call_names_match, no_call_accuracy
+      (null where no turn qualifies), sink_slots (the largest session's), tool_block_resident
+      (share of the block still cached at the end), decode_tokens_per_s, seconds, ...
+      --verbose prints every turn on stderr. A bad suite line exits 3 naming the line.
   help
       Prints this text.
 

@@ -48,19 +48,6 @@ constexpr Choice<bool> kConstrainedChoices[] = {{"on", true}, {"off", false}};
 constexpr Choice<CallPolicy> kCallChoices[] = {
     {"auto", CallPolicy::Auto}, {"required", CallPolicy::Required}, {"none", CallPolicy::None}};
 
-RespondOptions respondOptionsFromArgs(const ParsedArgs& args, const SamplerOptions& sampler) {
-    RespondOptions options;
-    options.sampler = sampler;
-    options.constrained = parseChoice("--constrained", args.value("--constrained").value_or("on"),
-                                      kConstrainedChoices);
-    options.calls = parseChoice("--call", args.value("--call").value_or("auto"), kCallChoices);
-    options.maxTokens =
-        static_cast<int>(args.integer("--n-predict", options.maxTokens, 1, kMaxTurnTokens));
-    options.maxCallTokens = static_cast<int>(
-        args.integer("--max-call-tokens", options.maxCallTokens, 1, kMaxTurnTokens));
-    return options;
-}
-
 nlohmann::ordered_json toolTokens(const ToolBlock& block) {
     nlohmann::ordered_json counts = nlohmann::ordered_json::object();
     for (const ToolTokenRange& tool : block.tools)
@@ -117,8 +104,20 @@ void printText(const ToolResponse& response) {
 
 } // namespace
 
-int runWithTools(const ParsedArgs& args, const std::string& prompt, const SamplerOptions& sampler,
-                 SessionOptions session) {
+RespondOptions respondOptionsFromArgs(const ParsedArgs& args, const SamplerOptions& sampler) {
+    RespondOptions options;
+    options.sampler = sampler;
+    options.constrained = parseChoice("--constrained", args.value("--constrained").value_or("on"),
+                                      kConstrainedChoices);
+    options.calls = parseChoice("--call", args.value("--call").value_or("auto"), kCallChoices);
+    options.maxTokens =
+        static_cast<int>(args.integer("--n-predict", options.maxTokens, 1, kMaxTurnTokens));
+    options.maxCallTokens = static_cast<int>(
+        args.integer("--max-call-tokens", options.maxCallTokens, 1, kMaxTurnTokens));
+    return options;
+}
+
+int runWithTools(const ParsedArgs& args, const std::string& prompt, const SamplerOptions& sampler) {
     if (args.has("--ignore-eos"))
         throw UsageError("option '--ignore-eos' does not apply with --tools");
     const RespondOptions options = respondOptionsFromArgs(args, sampler);
@@ -130,6 +129,7 @@ int runWithTools(const ParsedArgs& args, const std::string& prompt, const Sample
         std::cerr << "sinkscope-cli: warning: " << warning.text() << '\n';
 
     const std::unique_ptr<Model> model = loadModel(args.required("--model"));
+    SessionOptions session = sessionOptionsFor(*model, args);
     session.probe = AttentionProbe{true, -1, -1}; // attribution: the mean over layers and heads
     std::unique_ptr<ToolChat> chat;
     try {

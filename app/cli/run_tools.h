@@ -2,9 +2,9 @@
 // response shape (tool_calls.h) plus the usual run fields, or as text and call lines.
 #pragma once
 
+#include "assistant_turn.h"
 #include "cli_args.h"
 #include "sampler.h"
-#include "session.h"
 
 namespace sinkscope::cli {
 
@@ -12,9 +12,13 @@ namespace sinkscope::cli {
 inline constexpr std::string_view kToolOnlyOptions[] = {"--facts", "--constrained", "--call",
                                                         "--max-call-tokens"};
 
+// --constrained on|off, --call auto|required|none, --n-predict N (the turn's cap) and
+// --max-call-tokens N over RespondOptions' defaults, decoding with `sampler`.
+RespondOptions respondOptionsFromArgs(const ParsedArgs& args, const SamplerOptions& sampler);
+
 // `args` are run's parsed options, --tools among them; `prompt` may be empty when the tools file
-// is a preset with a query. Throws InputError (exit 3) for a tools file that is not valid.
-int runWithTools(const ParsedArgs& args, const std::string& prompt, const SamplerOptions& sampler,
-                 SessionOptions session);
+// is a preset with a query. The session's options are the model's (sessionOptionsFor) under
+// args. Throws InputError (exit 3) for a tools file that is not valid.
+int runWithTools(const ParsedArgs& args, const std::string& prompt, const SamplerOptions& sampler);
 
 } // namespace sinkscope::cli
