@@ -111,10 +111,11 @@ public:
               ChatMarker::ToolCall, ChatMarker::ToolCallEnd, ChatMarker::ToolResult,
               ChatMarker::ToolResultEnd}) {
             const std::optional<int32_t> id = chat.markerToken(marker);
-            const bool mayWrite =
-                (marker == ChatMarker::ToolCall && m_callsAllowed) || id == m_endOfTurnToken;
+            const bool mayWrite = (marker == ChatMarker::ToolCall && m_callsAllowed) ||
+                                  (id == m_endOfTurnToken && !options.ignoreEndOfText);
             if (id && !mayWrite) m_blockedInText.push_back(*id);
         }
+        if (options.ignoreEndOfText) m_blockedInText.push_back(chat.tokenizer().eos());
         if (!m_callOpenToken)
             for (int32_t id = 0; id < context.trie.vocabularySize(); ++id)
                 if (context.trie.bytes(id).find('>') != std::string::npos)
@@ -153,6 +154,7 @@ private:
         m_snapshot.reset();
         if (m_onStep) {
             m_snapshot = m_session.snapshot();
+            m_snapshot->generated = true; // forced tokens too: the turn is the assistant's
             m_stopped = !m_onStep(*m_snapshot);
         }
         return !m_stopped;

@@ -36,6 +36,9 @@ struct RespondOptions {
     bool constrained = true; // decode calls under the grammar; off: parse whatever comes
     int maxTokens = 256;     // the whole turn, call included (closing tokens not counted)
     int maxCallTokens = 192; // a constrained call wraps up, shortest way, to end within this
+    // End-of-text and the end-of-turn marker are masked out: the turn runs to maxTokens (or ends
+    // with a call), then is closed as usual. For watching the window slide.
+    bool ignoreEndOfText = false;
 };
 
 // What a turn needs besides the session. Everything must outlive the call.
@@ -55,7 +58,8 @@ CallGrammarOptions callGrammarOptions(const ChatTemplate& chat);
 // fed (the closing ones included) and listed in ToolResponse::tokens. Attribution is measured
 // when the session's options enable the attention probe (use {true, -1, -1}: the mean over
 // layers and heads). prefillTokensPerSecond is left for the caller, who timed the prompt.
-// `onStep` sees the snapshot after each token fed; returning false stops the turn.
+// `onStep` sees the snapshot after each token fed, with `generated` set: the assistant's turn wrote
+// it, sampled or forced (the call opening, the closing tokens); returning false stops the turn.
 ToolResponse generateAssistantTurn(Session& session, std::span<const float> logits,
                                    const TurnContext& context, const RespondOptions& options,
                                    const StepCallback& onStep = {});

@@ -4,6 +4,16 @@
 
 namespace sinkscope {
 
+namespace {
+
+// A tool result turn keeps the result as its dump(); anything else comes back as a string.
+nlohmann::ordered_json resultValue(const std::string& text) {
+    nlohmann::ordered_json value = nlohmann::ordered_json::parse(text, nullptr, false);
+    return value.is_discarded() ? nlohmann::ordered_json(text) : value;
+}
+
+} // namespace
+
 const char* turnRoleName(TurnRole role) {
     switch (role) {
     case TurnRole::User:
@@ -37,6 +47,23 @@ const Turn& Conversation::addAssistant(std::string text, std::vector<FunctionCal
                                        std::vector<int32_t> tokens) {
     return m_turns.emplace_back(
         Turn{TurnRole::Assistant, std::move(text), std::move(calls), std::move(tokens)});
+}
+
+void Conversation::addRetokenized(std::span<const Turn> turns) {
+    for (const Turn& turn : turns) {
+        switch (turn.role) {
+        case TurnRole::User:
+            addUser(turn.text);
+            break;
+        case TurnRole::ToolResult:
+            addToolResult(resultValue(turn.text));
+            break;
+        case TurnRole::Assistant:
+            addAssistant(turn.text, turn.calls,
+                         m_chat->assistantTurn(turn.text, turn.calls).tokens);
+            break;
+        }
+    }
 }
 
 size_t Conversation::tokenCount() const {

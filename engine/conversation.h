@@ -37,6 +37,9 @@ public:
     // The assistant's turn as generated: its tokens are the ones fed (closing tokens included).
     const Turn& addAssistant(std::string text, std::vector<FunctionCall> calls,
                              std::vector<int32_t> tokens);
+    // Another conversation's turns, rendered and tokenised anew by this one's template (another
+    // model's tokens mean nothing here). An assistant turn that was cut short comes back closed.
+    void addRetokenized(std::span<const Turn> turns);
 
     const std::vector<Turn>& turns() const { return m_turns; }
     size_t tokenCount() const;

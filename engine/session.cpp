@@ -65,7 +65,8 @@ KvCacheShape cacheShapeFor(const ModelConfig& c, const SessionOptions& o) {
 Session::Session(const Model& model, const SessionOptions& options)
     : m_model(model), m_options(options), m_budgetWindow(budgetWindowFor(model.config())),
       m_cache(cacheShapeFor(model.config(), options)),
-      m_state(model.config(), m_cache.slotCount()) {}
+      m_state(model.config(), m_cache.slotCount()),
+      m_slotPieces(static_cast<size_t>(m_cache.slotCount())) {}
 
 bool Session::isSinkByMode(int32_t token, int64_t position) const {
     switch (m_options.sinks) {
@@ -83,6 +84,7 @@ std::span<const float> Session::feed(int32_t token, bool sink) {
     if (token < 0 || token >= m_model.config().nVocab)
         throw std::out_of_range("token id " + std::to_string(token) + " is outside the vocabulary");
     const int slot = m_cache.place(token, m_position, sink);
+    m_slotPieces[static_cast<size_t>(slot)] = m_model.tokenizer().piece(token, true);
     const QueryPlacement where{m_position, slot, m_options.positions == PositionMode::Streaming};
     forward(m_model, m_cache, m_state, token, where, m_options.probe);
     m_history.push_back(token);
@@ -157,7 +159,7 @@ StepSnapshot Session::snapshot() const {
         view.kind = info.kind;
         if (info.kind == SlotKind::Empty)
             continue;
-        view.piece = tokenizer.piece(info.token, true);
+        view.piece = m_slotPieces[i];
         view.kept = keep(s.queryPosition, info.position, cache.shape().window,
                          info.kind == SlotKind::Sink);
         view.attention = m_options.probe.enabled ? m_state.probe[i] : 0.0f;

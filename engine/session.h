@@ -89,6 +89,9 @@ private:
     std::vector<int32_t> m_history;
     int m_lastSlot = -1;
     bool m_lastGenerated = false;
+    // The display piece of each slot's token, set when the token is placed: a snapshot copies
+    // these instead of decoding every slot's token again. [slots]
+    std::vector<std::string> m_slotPieces;
 };
 
 } // namespace sinkscope

@@ -66,18 +66,26 @@ RebuiltSession rebuildSession(const Model& model, SessionOptions options, const 
 
 ToolChat::ToolChat(const Model& model, const SessionOptions& options, ToolSet tools,
                    std::string facts, std::optional<ChatLayout> layout)
+    : ToolChat(model, options, std::move(tools), std::move(facts), {}, {}, layout) {}
+
+ToolChat::ToolChat(const Model& model, const SessionOptions& options, ToolSet tools,
+                   std::string facts, std::span<const Turn> earlier, const StepCallback& onStep,
+                   std::optional<ChatLayout> layout)
     : m_model(model), m_options(options),
       m_template(model.tokenizer(), layout.value_or(ChatTemplate::detectLayout(model))),
       m_trie(model.tokenizer()), m_conversation(m_template) {
-    pin(std::move(tools), std::move(facts), {});
+    m_conversation.addRetokenized(earlier);
+    pin(options, std::move(tools), std::move(facts), onStep);
 }
 
-void ToolChat::pin(ToolSet tools, std::string facts, const StepCallback& onStep) {
+void ToolChat::pin(const SessionOptions& options, ToolSet tools, std::string facts,
+                   const StepCallback& onStep) {
     ToolBlock block = m_template.toolBlock(tools, facts);
     auto grammar = std::make_unique<CallGrammar>(tools, callGrammarOptions(m_template));
     RebuiltSession rebuilt =
-        rebuildSession(m_model, m_options, block, m_conversation.transcriptTokens(), onStep);
+        rebuildSession(m_model, options, block, m_conversation.transcriptTokens(), onStep);
     // Only now, with everything built, does the chat switch to the new tools.
+    m_options = options;
     m_tools = std::move(tools);
     m_facts = std::move(facts);
     m_block = std::move(block);
@@ -87,7 +95,12 @@ void ToolChat::pin(ToolSet tools, std::string facts, const StepCallback& onStep)
 }
 
 RebuildReport ToolChat::replaceTools(ToolSet tools, std::string facts, const StepCallback& onStep) {
-    pin(std::move(tools), std::move(facts), onStep);
+    pin(m_options, std::move(tools), std::move(facts), onStep);
+    return m_lastRebuild;
+}
+
+RebuildReport ToolChat::rebuild(const SessionOptions& options, const StepCallback& onStep) {
+    pin(options, m_tools, m_facts, onStep);
     return m_lastRebuild;
 }
 
@@ -105,13 +118,18 @@ ToolResponse ToolChat::sendToolResult(const nlohmann::ordered_json& result,
 
 ToolResponse ToolChat::respond(std::span<const int32_t> prompt, const RespondOptions& options,
                                const StepCallback& onStep) {
-    const auto start = Clock::now();
+    m_lastTurn = TurnTiming{};
+    m_lastTurn.promptTokens = static_cast<int>(prompt.size());
+    auto start = Clock::now();
     const std::span<const float> logits = m_session->prefill(prompt, onStep);
-    const double prefillSeconds = secondsSince(start);
+    m_lastTurn.prefillSeconds = secondsSince(start);
+    start = Clock::now();
     const TurnContext context{m_template, m_tools, *m_grammar, m_trie, m_block};
     ToolResponse response = generateAssistantTurn(*m_session, logits, context, options, onStep);
+    m_lastTurn.decodeSeconds = secondsSince(start);
+    m_lastTurn.assistantTokens = static_cast<int>(response.tokens.size());
     response.prefillTokensPerSecond =
-        prefillSeconds > 0 ? static_cast<double>(prompt.size()) / prefillSeconds : 0.0;
+        m_lastTurn.prefillSeconds > 0 ? m_lastTurn.promptTokens / m_lastTurn.prefillSeconds : 0.0;
     m_conversation.addAssistant(response.text, response.functionCalls, response.tokens);
     return response;
 }

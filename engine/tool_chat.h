@@ -6,6 +6,8 @@
 //   ToolResponse r = chat.ask("Dim the hall lights");          // r.toJson(): Needle's shape
 //   chat.sendToolResult({{"ok", true}});                         // the model continues
 //   RebuildReport b = chat.replaceTools(newTools, facts);        // sinks rebuilt, chat goes on
+//   chat.rebuild(otherOptions);                                  // new cache, same chat
+//   ToolChat next(otherModel, options, tools, facts, chat.conversation().turns(), {});
 //
 // Changing the tools rebuilds the session: a new cache sized to the new block, the block
 // prefilled and pinned, then the transcript's last W tokens re-prefilled (W = the effective
@@ -52,6 +54,14 @@ struct RebuildReport {
     int transcriptTokens = 0; // the whole transcript, kept in the conversation
 };
 
+// How the last turn's time split: its prompt (the user's or the tool's turn) and the reply.
+struct TurnTiming {
+    int promptTokens = 0;
+    int assistantTokens = 0; // fed, forced ones included
+    double prefillSeconds = 0;
+    double decodeSeconds = 0;
+};
+
 struct RebuiltSession {
     std::unique_ptr<Session> session;
     RebuildReport report;
@@ -69,6 +79,12 @@ public:
     // detected layout, or `layout`. Attribution needs options.probe enabled ({true, -1, -1}).
     ToolChat(const Model& model, const SessionOptions& options, ToolSet tools,
              std::string facts = {}, std::optional<ChatLayout> layout = {});
+    // Continues `earlier` (another chat's turns, perhaps on another model; none for a fresh
+    // chat): its turns are rendered and tokenised anew with this model's template, and the session
+    // holds the block and their last W tokens. `onStep` sees every token fed while building.
+    ToolChat(const Model& model, const SessionOptions& options, ToolSet tools, std::string facts,
+             std::span<const Turn> earlier, const StepCallback& onStep,
+             std::optional<ChatLayout> layout = {});
     ToolChat(const ToolChat&) = delete;
     ToolChat& operator=(const ToolChat&) = delete;
 
@@ -81,6 +97,10 @@ public:
                                 const StepCallback& onStep = {});
     // Pins new tools (and facts): rebuilds the session and replays the transcript's tail.
     RebuildReport replaceTools(ToolSet tools, std::string facts, const StepCallback& onStep = {});
+    // New session options (window, KV bits, sinks, ...): the session is rebuilt for the same
+    // tools and the transcript's tail replayed. Throws std::invalid_argument, the chat unchanged,
+    // when the options do not fit the model.
+    RebuildReport rebuild(const SessionOptions& options, const StepCallback& onStep = {});
 
     const Model& model() const { return m_model; }
     const Session& session() const { return *m_session; }
@@ -92,6 +112,7 @@ public:
     const RebuildReport& lastRebuild() const {
         return m_lastRebuild;
     } // the constructor's build too
+    const TurnTiming& lastTurn() const { return m_lastTurn; }
     SinkBudget budget() const {
         return sinkBudget(m_model.config(), m_session->options(), m_block);
     }
@@ -100,7 +121,9 @@ private:
     // Prefills `prompt` (a turn already added to the conversation) and generates the answer.
     ToolResponse respond(std::span<const int32_t> prompt, const RespondOptions& options,
                          const StepCallback& onStep);
-    void pin(ToolSet tools, std::string facts, const StepCallback& onStep);
+    // Builds the session for `tools` under `options`; the chat switches only once all is built.
+    void pin(const SessionOptions& options, ToolSet tools, std::string facts,
+             const StepCallback& onStep);
 
     const Model& m_model;
     SessionOptions m_options;
@@ -113,6 +136,7 @@ private:
     Conversation m_conversation;
     std::unique_ptr<Session> m_session;
     RebuildReport m_lastRebuild;
+    TurnTiming m_lastTurn;
 };
 
 } // namespace sinkscope

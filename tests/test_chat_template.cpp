@@ -1,6 +1,8 @@
 // The chat template and the sinks: golden renderings per layout, the tool block's tokens and
-// per-tool ranges, the session's sink slots holding exactly that block, the budget figures, and
-// a change of tools that rebuilds the sinks while keeping the whole transcript.
+// per-tool ranges, the session's sink slots holding exactly that block, the budget figures, a
+// change of tools or of session options that rebuilds the sinks while keeping the whole
+// transcript, a chat continued on another model, end-of-text ignored, and which steps the
+// assistant wrote.
 #include "test_support.h"
 #include "tool_chat.h"
 #include "tool_test_support.h"
@@ -8,6 +10,8 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <stdexcept>
+#include <utility>
 
 using namespace sinkscope;
 using sinkscope::test::modelFromSpec;
@@ -23,6 +27,23 @@ ToolSet toolsFrom(const char* json) {
     ToolsParseResult parsed = parseTools(json);
     if (!parsed.tools) qFatal("tools: %s", parsed.errorSummary().c_str());
     return *parsed.tools;
+}
+
+// The session holds the block, pinned in the sink slots, then the transcript's last W tokens.
+void verifyBlockThenTail(const ToolChat& chat, size_t window) {
+    const std::vector<int32_t> transcript = chat.conversation().transcriptTokens();
+    const size_t tail = std::min(window, transcript.size());
+    std::vector<int32_t> expected = chat.toolBlock().tokens;
+    expected.insert(expected.end(), transcript.end() - std::ptrdiff_t(tail), transcript.end());
+    QCOMPARE(chat.session().history(), expected);
+    QCOMPARE(chat.session().cache().shape().sinkSlots, 1 + chat.toolBlock().sinkCapacity());
+    QCOMPARE(chat.session().cache().sinksUsed(), int(chat.toolBlock().tokens.size()));
+    for (size_t i = 0; i < chat.toolBlock().tokens.size(); ++i) {
+        QCOMPARE(chat.session().cache().slotInfos()[i].kind, SlotKind::Sink);
+        QCOMPARE(chat.session().cache().slotInfos()[i].token, chat.toolBlock().tokens[i]);
+    }
+    QCOMPARE(chat.lastRebuild().replayedTokens, int(tail));
+    QCOMPARE(chat.lastRebuild().transcriptTokens, int(transcript.size()));
 }
 
 RespondOptions shortAnswers(uint64_t seed, CallPolicy calls = CallPolicy::Auto) {
@@ -323,6 +344,157 @@ private slots:
         QVERIFY2(next.error.empty(), next.error.c_str());
         QCOMPARE(next.functionCalls.front().name, std::string("reboot"));
         QCOMPARE(chat.conversation().turns().size(), turnsBefore.size() + 2);
+    }
+
+    // New session options (the Settings panel): same tools, same transcript, a new cache.
+    void rebuildWithNewOptionsKeepsTheTranscript() {
+        SessionOptions options;
+        options.kvWindow = 24;
+        ToolChat chat(*m_needle, options, toolsFrom(kTools), kFacts);
+        chat.ask("Is the server up?", shortAnswers(3, CallPolicy::Required));
+        chat.sendToolResult({{"up", true}}, shortAnswers(4));
+        chat.ask("And the backup?", shortAnswers(5));
+        const std::vector<int32_t> transcript = chat.conversation().transcriptTokens();
+        const std::vector<int32_t> block = chat.toolBlock().tokens;
+        QVERIFY(transcript.size() > 12);
+
+        SessionOptions smaller = options;
+        smaller.kvWindow = 12;
+        smaller.kvBits = 16;
+        const RebuildReport report = chat.rebuild(smaller);
+        QCOMPARE(report.replayedTokens, 12);
+        QCOMPARE(chat.conversation().transcriptTokens(), transcript);
+        QCOMPARE(chat.toolBlock().tokens, block);
+        QCOMPARE(chat.session().cache().shape().kvBits, 16);
+        QCOMPARE(chat.session().effectiveWindow(), int64_t(12));
+        verifyBlockThenTail(chat, 12);
+
+        SessionOptions invalid = smaller;
+        invalid.kvBits = 5;
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, chat.rebuild(invalid));
+        QCOMPARE(chat.session().cache().shape().kvBits, 16); // the chat is left as it was
+        QCOMPARE(chat.conversation().transcriptTokens(), transcript);
+        // the options stay in force for later rebuilds
+        chat.replaceTools(toolsFrom(R"([{"name":"stop"}])"), "");
+        QCOMPARE(chat.session().effectiveWindow(), int64_t(12));
+        verifyBlockThenTail(chat, 12);
+        QVERIFY(chat.ask("Stop it.", shortAnswers(6)).error.empty());
+    }
+
+    // Another model: every turn is rendered again with its template and tokenizer, the session
+    // holds the new block and the new transcript's last W tokens, and the chat goes on.
+    void continuesAConversationOnAnotherModel() {
+        SessionOptions options;
+        options.kvWindow = 20;
+        ToolChat first(*m_needle, options, toolsFrom(kTools));
+        first.ask("Is the server up?", shortAnswers(7, CallPolicy::Required));
+        first.sendToolResult({{"up", true}, {"load", 0.5}}, shortAnswers(8));
+        first.ask("Thanks.", shortAnswers(9, CallPolicy::None));
+        const std::vector<Turn>& earlier = first.conversation().turns();
+
+        int steps = 0;
+        bool anyGenerated = false;
+        const StepCallback count = [&](const StepSnapshot& step) {
+            ++steps;
+            anyGenerated = anyGenerated || step.generated;
+            return true;
+        };
+        ToolChat next(*m_plain, options, toolsFrom(kTools), "", earlier, count);
+        QCOMPARE(next.chatTemplate().layout(), ChatLayout::Plain);
+        const ChatTemplate plain(*m_plain);
+        const std::vector<Turn>& turns = next.conversation().turns();
+        QCOMPARE(turns.size(), earlier.size());
+        bool firstUser = true;
+        for (size_t i = 0; i < turns.size(); ++i) {
+            QCOMPARE(turns[i].role, earlier[i].role);
+            QCOMPARE(turns[i].text, earlier[i].text);
+            QCOMPARE(turns[i].calls.size(), earlier[i].calls.size());
+            std::vector<int32_t> rendered;
+            switch (turns[i].role) {
+            case TurnRole::User:
+                rendered = plain.userTurn(turns[i].text, std::exchange(firstUser, false)).tokens;
+                break;
+            case TurnRole::ToolResult:
+                rendered =
+                    plain.toolResultTurn(nlohmann::ordered_json::parse(turns[i].text)).tokens;
+                break;
+            case TurnRole::Assistant:
+                rendered = plain.assistantTurn(turns[i].text, turns[i].calls).tokens;
+                break;
+            }
+            QCOMPARE(turns[i].tokens, rendered);
+        }
+        QVERIFY(next.conversation().transcriptTokens() != first.conversation().transcriptTokens());
+        verifyBlockThenTail(next, 20);
+        QCOMPARE(steps, int(next.session().history().size())); // every token fed while building
+        QVERIFY(!anyGenerated);
+        QVERIFY(next.ask("Once more?", shortAnswers(10)).error.empty());
+        QCOMPARE(next.conversation().turns().size(), earlier.size() + 2);
+    }
+
+    // ignoreEndOfText: exactly N tokens sampled, none of them end-of-text or end-of-turn, then
+    // the turn is closed as usual.
+    void ignoreEndOfTextWritesExactlyN_data() {
+        QTest::addColumn<bool>("needle");
+        QTest::newRow("needle") << true;
+        QTest::newRow("plain") << false;
+    }
+    void ignoreEndOfTextWritesExactlyN() {
+        QFETCH(bool, needle);
+        const Model& model = needle ? *m_needle : *m_plain;
+        constexpr int kTokens = 60;
+        SessionOptions options;
+        options.kvWindow = 16;
+        for (uint64_t seed = 1; seed <= 12; ++seed) {
+            ToolChat chat(model, options, toolsFrom(kTools));
+            RespondOptions respond = shortAnswers(seed, CallPolicy::None);
+            respond.maxTokens = kTokens;
+            respond.ignoreEndOfText = true;
+            respond.sampler.temperature = 1.5f; // flat: end-of-text would come soon otherwise
+            const ToolResponse response = chat.ask("Tell me a story.", respond);
+            const std::vector<int32_t> closing = chat.chatTemplate().assistantClosing(false).tokens;
+            QCOMPARE(response.tokens.size(), size_t(kTokens) + closing.size());
+            QVERIFY(std::equal(closing.begin(), closing.end(),
+                               response.tokens.end() - std::ptrdiff_t(closing.size())));
+            for (int i = 0; i < kTokens; ++i) {
+                QVERIFY(response.tokens[size_t(i)] != model.tokenizer().eos());
+                QVERIFY(response.tokens[size_t(i)] != chat.chatTemplate().endOfTurnToken());
+            }
+            QCOMPARE(chat.lastTurn().assistantTokens, int(response.tokens.size()));
+            QCOMPARE(chat.conversation().turns().back().tokens, response.tokens);
+        }
+    }
+
+    // The step callback sees the prompt's tokens (generated false), then every token of the
+    // assistant's turn, forced ones included (generated true), in the order fed.
+    void stepsTellTheAssistantsTokens_data() {
+        QTest::addColumn<bool>("needle");
+        QTest::newRow("needle") << true;
+        QTest::newRow("plain") << false;
+    }
+    void stepsTellTheAssistantsTokens() {
+        QFETCH(bool, needle);
+        SessionOptions options;
+        options.kvWindow = 32;
+        ToolChat chat(needle ? *m_needle : *m_plain, options, toolsFrom(kTools));
+        std::vector<std::pair<int32_t, bool>> steps; // (token, generated)
+        const ToolResponse response =
+            chat.ask("Ping the host.", shortAnswers(11, CallPolicy::Required),
+                     [&](const StepSnapshot& step) {
+                         steps.emplace_back(step.queryToken, step.generated);
+                         return true;
+                     });
+        QCOMPARE(response.type, ResponseType::Call);
+        const std::vector<int32_t>& prompt = chat.conversation().turns().front().tokens;
+        QCOMPARE(steps.size(), prompt.size() + response.tokens.size());
+        for (size_t i = 0; i < prompt.size(); ++i)
+            QCOMPARE(steps[i], std::make_pair(prompt[i], false));
+        for (size_t i = 0; i < response.tokens.size(); ++i)
+            QCOMPARE(steps[prompt.size() + i], std::make_pair(response.tokens[i], true));
+        QCOMPARE(chat.lastTurn().promptTokens, int(prompt.size()));
+        QCOMPARE(chat.lastTurn().assistantTokens, int(response.tokens.size()));
+        QVERIFY(chat.lastTurn().prefillSeconds > 0);
+        QVERIFY(chat.lastTurn().decodeSeconds > 0);
     }
 
     void rebuildSessionReplaysOnlyTheWindow() {

@@ -22,6 +22,12 @@ SinkMode sinkModeFromName(const QString& name) {
     return SinkMode::ToolsAndBos;
 }
 
+CallPolicy callPolicyFromName(const QString& name) {
+    for (const CallPolicy policy : {CallPolicy::Auto, CallPolicy::Required, CallPolicy::None})
+        if (name == QLatin1String(callPolicyName(policy))) return policy;
+    return CallPolicy::Auto;
+}
+
 int validKvBits(int bits) {
     return bits == 16 || bits == 32 ? bits : 8;
 }
@@ -62,6 +68,10 @@ AppSettings AppSettings::load() {
         settings.value("generation/stopAtNewline", defaults.limits.stopAtNewline).toBool();
     loaded.limits.ignoreEos =
         settings.value("generation/ignoreEos", defaults.limits.ignoreEos).toBool();
+    loaded.limits.calls = callPolicyFromName(
+        settings
+            .value("generation/calls", QString::fromLatin1(callPolicyName(defaults.limits.calls)))
+            .toString());
     return loaded;
 }
 
@@ -84,6 +94,7 @@ void AppSettings::save() const {
     settings.setValue("generation/maxNewTokens", limits.maxNewTokens);
     settings.setValue("generation/stopAtNewline", limits.stopAtNewline);
     settings.setValue("generation/ignoreEos", limits.ignoreEos);
+    settings.setValue("generation/calls", QString::fromLatin1(callPolicyName(limits.calls)));
 }
 
 } // namespace sinkscope::ui

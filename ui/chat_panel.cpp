@@ -1,8 +1,10 @@
 #include "chat_panel.h"
 
+#include "call_card.h"
 #include "display_text.h"
 #include "message_input.h"
 #include "token_text_view.h"
+#include "tool_result_box.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -39,6 +41,9 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     m_transcript->setPlaceholderText(
         tr("The conversation appears here. Faded text has left the KV window."));
 
+    m_resultBox = new ToolResultBox(this);
+    m_resultBox->setObjectName(QStringLiteral("toolResultBox"));
+
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("chatStatus"));
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -73,6 +78,7 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     layout->addLayout(header);
     layout->addWidget(m_sinkBlock);
     layout->addWidget(m_transcript, 1);
+    layout->addWidget(m_resultBox);
     layout->addWidget(m_status);
     layout->addLayout(inputRow);
 
@@ -81,6 +87,10 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     connect(m_stop, &QPushButton::clicked, this, &ChatPanel::stopRequested);
     connect(m_newChat, &QPushButton::clicked, this, &ChatPanel::newChatRequested);
     connect(m_input, &QPlainTextEdit::textChanged, this, &ChatPanel::refreshButtons);
+    connect(m_resultBox, &ToolResultBox::resultSubmitted, this, &ChatPanel::toolResultRequested);
+    connect(m_transcript, &TokenTextView::linkClicked, this, [this](const QString& href) {
+        if (const std::optional<QString> tool = toolOfLink(href)) emit toolClicked(*tool);
+    });
     refreshButtons();
 }
 
@@ -90,6 +100,7 @@ QString ChatPanel::statusText() const {
 
 void ChatPanel::setGenerating(bool generating) {
     m_generating = generating;
+    m_resultBox->setGenerating(generating);
     refreshButtons();
 }
 
@@ -123,6 +134,7 @@ void ChatPanel::submit() {
         return;
     }
     m_input->clear();
+    m_resultBox->dismiss(); // a message instead of a result: the call goes unanswered
     emit sendRequested(text);
 }
 
@@ -160,14 +172,32 @@ void ChatPanel::showProgress(const GenerationProgress& progress) {
             .arg(tokenCount(progress.generatedTokens), formatRate(progress.tokensPerSecond())));
 }
 
-void ChatPanel::finishReply(const GenerationReport& report) {
+void ChatPanel::finishReply(const GenerationReport& report, const QString& cannedResult) {
+    for (const ToolCallView& call : report.calls)
+        m_transcript->appendBlock(callCardHtml(call, report.confidence, palette()));
+    if (!report.callError.isEmpty())
+        m_transcript->appendBlock(callErrorHtml(report.callError, palette()));
     const QString summary = replySummary(report);
     m_transcript->appendNote(summary);
     setStatus(tr("Last reply: %1").arg(summary));
+    if (!report.calls.isEmpty() && report.callError.isEmpty() &&
+        report.reason == StopReason::ToolCall)
+        m_resultBox->offer(report.calls, cannedResult);
+}
+
+void ChatPanel::showSession(const SessionInfo& session) {
+    showPrefix(session);
+    if (!session.retokenized) return;
+    m_transcript->sealTokens(session.transcriptTokens);
+    m_transcript->appendNote(
+        tr("Another model: the conversation above was tokenised anew (%1) and its last %2 "
+           "re-prefilled after the new sinks.")
+            .arg(tokenCount(session.transcriptTokens), tokenCount(session.reprefilledTokens)));
 }
 
 void ChatPanel::clearConversation() {
     m_transcript->clearTokens();
+    m_resultBox->dismiss();
     setStatus({});
 }
 

@@ -1,5 +1,6 @@
-// The chat: the pinned sink block, the transcript streaming token by token, and the input with
-// Send / Stop / New chat. It shows what it is given; MainWindow talks to the engine.
+// The chat: the pinned sink block, the transcript streaming token by token with a card for each
+// tool call, the box for a call's result, and the input with Send / Stop / New chat. It shows
+// what it is given; MainWindow talks to the engine.
 #pragma once
 
 #include "engine_types.h"
@@ -13,6 +14,7 @@ namespace sinkscope::ui {
 
 class MessageInput;
 class TokenTextView;
+class ToolResultBox;
 
 class ChatPanel : public QWidget {
     Q_OBJECT
@@ -22,6 +24,7 @@ public:
     TokenTextView* transcript() const { return m_transcript; }
     TokenTextView* sinkBlock() const { return m_sinkBlock; }
     MessageInput* input() const { return m_input; }
+    ToolResultBox* toolResultBox() const { return m_resultBox; }
     QPushButton* sendButton() const { return m_send; }
     QPushButton* stopButton() const { return m_stop; }
     QPushButton* newChatButton() const { return m_newChat; }
@@ -33,7 +36,10 @@ public:
     void showPrefix(const SessionInfo& session); // BOS and the sink block, sinks coloured
     void appendPieces(const QList<StreamPiece>& pieces);
     void showProgress(const GenerationProgress& progress);
-    void finishReply(const GenerationReport& report);
+    // The reply's statistics, and its calls as cards; `cannedResult` is offered for the calls.
+    void finishReply(const GenerationReport& report, const QString& cannedResult = {});
+    // A new session; after another model the shown transcript is kept as text (sealed).
+    void showSession(const SessionInfo& session);
     void clearConversation();
     void appendNote(const QString& note);
 
@@ -44,6 +50,8 @@ signals:
     void sendRequested(const QString& text);
     void stopRequested();
     void newChatRequested();
+    void toolResultRequested(const QString& json);
+    void toolClicked(const QString& tool); // a tool named in a card's attribution
 
 private:
     void submit();
@@ -53,6 +61,7 @@ private:
     QLabel* m_sinkCaption = nullptr;
     TokenTextView* m_transcript = nullptr;
     QLabel* m_status = nullptr;
+    ToolResultBox* m_resultBox = nullptr;
     MessageInput* m_input = nullptr;
     QPushButton* m_send = nullptr;
     QPushButton* m_stop = nullptr;

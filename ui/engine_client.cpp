@@ -72,13 +72,25 @@ void EngineClient::applyTools(const QString& compactJson) {
     post([worker, compactJson] { worker->applyTools(compactJson); });
 }
 
-quint64 EngineClient::send(const QString& text, const GenerationLimits& limits) {
+template <typename Turn> quint64 EngineClient::postTurn(Turn turn) {
     stopPolicyRun(); // a chat turn must not wait behind a long experiment
     const quint64 ticket = ++m_lastTicket;
     if (m_generationsInFlight++ == 0) emit generatingChanged(true);
     EngineWorker* worker = m_worker.get();
-    post([worker, ticket, text, limits] { worker->generate(ticket, text, limits); });
+    post([worker, ticket, turn] { turn(*worker, ticket); });
     return ticket;
+}
+
+quint64 EngineClient::send(const QString& text, const GenerationLimits& limits) {
+    return postTurn([text, limits](EngineWorker& worker, quint64 ticket) {
+        worker.generate(ticket, text, limits);
+    });
+}
+
+quint64 EngineClient::sendToolResult(const QString& resultJson, const GenerationLimits& limits) {
+    return postTurn([resultJson, limits](EngineWorker& worker, quint64 ticket) {
+        worker.sendToolResult(ticket, resultJson, limits);
+    });
 }
 
 void EngineClient::stop() {

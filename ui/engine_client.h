@@ -32,6 +32,8 @@ public:
     void applyTools(const QString& compactJson);
     // Queues one user turn; returns its ticket (generationFinished reports it).
     quint64 send(const QString& text, const GenerationLimits& limits);
+    // Queues the result of the last call (JSON text); the assistant continues. Returns its ticket.
+    quint64 sendToolResult(const QString& resultJson, const GenerationLimits& limits);
     // Stops the running generation within one token, and any still queued (and any policy run).
     void stop();
     // Queues the Policies tab's experiment; returns its run id (policyRunFinished reports it).
@@ -59,6 +61,7 @@ signals:
 
 private:
     template <typename Request> void post(Request request);
+    template <typename Turn> quint64 postTurn(Turn turn); // a generation: ticket, generating
     void takeMailbox();
     void onRequestDone();
     void onGenerationFinished(const GenerationReport& report);

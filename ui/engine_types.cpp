@@ -36,6 +36,8 @@ QString stopReasonText(StopReason reason) {
         return QStringLiteral("end of line");
     case StopReason::MaxTokens:
         return QStringLiteral("max tokens");
+    case StopReason::ToolCall:
+        return QStringLiteral("tool call");
     case StopReason::Stopped:
         return QStringLiteral("stopped");
     case StopReason::Failed:

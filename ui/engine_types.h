@@ -2,6 +2,7 @@
 // holds a pointer into engine memory.
 #pragma once
 
+#include "assistant_turn.h"
 #include "sampler.h"
 #include "session.h"
 #include "snapshot.h"
@@ -31,8 +32,9 @@ struct EngineSettings {
 // Per-reply limits, sent with each message.
 struct GenerationLimits {
     int maxNewTokens = 128;
-    bool stopAtNewline = true; // the plain-text chat ends a reply at the end of its line
-    bool ignoreEos = false;    // keep sampling past end-of-text
+    bool stopAtNewline = true;           // a reply in the plain layout ends at the end of its line
+    bool ignoreEos = false;              // free-running text past end-of-text, no tool calls
+    CallPolicy calls = CallPolicy::Auto; // whether the assistant may, must or must not call
 };
 
 struct ModelInfo {
@@ -63,6 +65,25 @@ struct StreamLayout {
     qint64 positionOf(qint64 transcriptIndex) const; // -1 when no longer in the stream
 };
 
+// One pinned tool's tokens: positions [begin, end) of the tool block, which with tools+BOS sinks
+// are also its sink slots.
+struct ToolSpan {
+    QString name;
+    qint64 begin = 0;
+    qint64 end = 0;
+    qint64 count() const { return end - begin; }
+};
+
+// The KV bytes of the tool block's sinks and the window, against the budget (engine SinkBudget).
+struct SinkBudgetInfo {
+    int sinkSlots = 0;
+    qint64 window = 0;
+    qint64 bytesPerPosition = 0;
+    qint64 kvBytes = 0;
+    qint64 budgetBytes = 0;
+    bool overBudget = false;
+};
+
 // A session as built by the worker, and why it was (re)built.
 struct SessionInfo {
     QString reason;            // "Model loaded", "Tools applied", "Settings changed", "New chat"
@@ -78,14 +99,30 @@ struct SessionInfo {
     qint64 bytesAllocated = 0;
     qint64 budgetBytes = 0;
     int chatEpoch = 0;
+    QString chatLayout;        // "needle", "chatml" or "plain"
+    QList<ToolSpan> toolSpans; // in declaration order
+    SinkBudgetInfo sinkBudget;
+    qint64 transcriptTokens = 0; // the whole conversation, kept
+    bool retokenized = false;    // another model: the transcript's tokens were made anew
 };
 
-enum class StopReason { EndOfText, Newline, MaxTokens, Stopped, Failed };
+enum class StopReason { EndOfText, Newline, MaxTokens, ToolCall, Stopped, Failed };
 
 QString stopReasonText(StopReason reason);
 
+// One call of a reply, for its card: arguments as compact JSON, and how the attention of its
+// tokens spread over the pinned tools (tool_calls.h: CallAttribution).
+struct ToolCallView {
+    QString name;
+    QString argumentsJson;
+    QList<QPair<QString, double>> toolShares; // [declared tools] (tool, share)
+    double otherShare = 0;
+    bool attributed = false; // measured (the attention probe was on)
+};
+
 struct GenerationReport {
     quint64 ticket = 0;
+    bool toolResultTurn = false; // the turn answered a tool result instead of a user message
     StopReason reason = StopReason::Failed;
     int promptTokens = 0;
     int generatedTokens = 0;
@@ -93,6 +130,9 @@ struct GenerationReport {
     double decodeSeconds = 0;
     qint64 tokensSeen = 0;
     qint64 evictions = 0;
+    QList<ToolCallView> calls;
+    double confidence = 0; // of the call (or of the text), tool_calls.h
+    QString callError;     // a call that did not parse or validate
 
     double tokensPerSecond() const; // decode speed; 0 when nothing was generated
 };

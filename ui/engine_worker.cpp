@@ -1,7 +1,6 @@
 #include "engine_worker.h"
 
 #include "budget.h"
-#include "chat_format.h"
 #include "display_text.h"
 #include "snapshot_mailbox.h"
 #include "synthetic.h"
@@ -12,8 +11,9 @@
 #include <QFileInfo>
 #include <QThread>
 
-#include <algorithm>
 #include <exception>
+#include <optional>
+#include <stdexcept>
 #include <utility>
 
 namespace sinkscope::ui {
@@ -37,15 +37,13 @@ private:
     EngineWorker& m_worker;
 };
 
-SessionOptions sessionOptionsFor(const ModelConfig& config, const EngineSettings& settings,
-                                 int sinkBlockTokens) {
+SessionOptions sessionOptionsFor(const ModelConfig& config, const EngineSettings& settings) {
     SessionOptions options;
     options.kvWindow = settings.kvWindow;
     options.kvBits = settings.kvBits;
     options.positions = settings.positions;
     options.sinks = settings.sinks;
     options.firstN = settings.firstN;
-    options.sinkCapacity = sinkBlockTokens;
     options.probe = settings.probe;
     // A probe set for a bigger model falls back to the mean rather than failing the session.
     if (options.probe.layer >= config.nLayer) options.probe.layer = -1;
@@ -71,28 +69,71 @@ ModelInfo modelInfoFor(const Model& model, const QString& path) {
     return info;
 }
 
-// The prefix's text token by token, decoding UTF-8 across token boundaries.
-QStringList prefixPiecesFor(const Tokenizer& tokenizer, const std::vector<int32_t>& begin,
-                            const std::vector<int32_t>& sinkBlock) {
+// The tool block's text token by token (BOS and markers written out), decoding UTF-8 across
+// token boundaries.
+QStringList piecesOf(const Tokenizer& tokenizer, const std::vector<int32_t>& tokens) {
     QStringList pieces;
-    for (const int32_t token : begin)
-        pieces << QString::fromStdString(tokenizer.piece(token, true));
     QStringDecoder decoder(QStringDecoder::Utf8);
-    for (const int32_t token : sinkBlock) {
-        const std::string piece = tokenizer.piece(token);
+    for (const int32_t token : tokens) {
+        const std::string piece = tokenizer.piece(token, true);
         pieces << decoder.decode(QByteArrayView(piece.data(), qsizetype(piece.size())));
     }
     return pieces;
 }
 
+QList<ToolSpan> toolSpansOf(const ToolBlock& block) {
+    QList<ToolSpan> spans;
+    for (const ToolTokenRange& range : block.tools)
+        spans.append({QString::fromStdString(range.name), range.begin, range.end});
+    return spans;
+}
+
+SinkBudgetInfo sinkBudgetInfo(const SinkBudget& budget) {
+    return SinkBudgetInfo{budget.sinkSlots, budget.window,      budget.bytesPerPosition,
+                          budget.kvBytes,   budget.budgetBytes, budget.overBudget};
+}
+
+QString compactJsonText(const nlohmann::ordered_json& value) {
+    return QString::fromStdString(
+        value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+}
+
+QList<ToolCallView> callViewsOf(const ToolResponse& response) {
+    QList<ToolCallView> views;
+    for (size_t i = 0; i < response.functionCalls.size(); ++i) {
+        const FunctionCall& call = response.functionCalls[i];
+        ToolCallView view;
+        view.name = QString::fromStdString(call.name);
+        view.argumentsJson = compactJsonText(call.arguments);
+        if (i < response.attribution.size()) {
+            const CallAttribution& attribution = response.attribution[i];
+            for (const ToolShare& share : attribution.tools)
+                view.toolShares.append({QString::fromStdString(share.tool), share.share});
+            view.otherShare = attribution.other;
+            view.attributed = true;
+        }
+        views.append(view);
+    }
+    return views;
+}
+
+// With ignoreEos the reply is free-running text (no calls): the window can be watched sliding.
+RespondOptions respondOptionsFor(const EngineSettings& settings, const GenerationLimits& limits) {
+    RespondOptions options;
+    options.sampler = settings.sampler;
+    options.calls = limits.ignoreEos ? CallPolicy::None : limits.calls;
+    options.maxTokens = limits.maxNewTokens;
+    options.ignoreEndOfText = limits.ignoreEos;
+    return options;
+}
+
 } // namespace
 
 EngineWorker::EngineWorker(SnapshotMailbox& mailbox, QObject* parent)
-    : QObject(parent), m_mailbox(mailbox),
-      m_sampler(std::make_unique<Sampler>(m_settings.sampler)) {}
+    : QObject(parent), m_mailbox(mailbox) {}
 
 EngineWorker::~EngineWorker() {
-    m_session.reset(); // before the model it refers to
+    m_chat.reset(); // before the model it refers to
 }
 
 void EngineWorker::cancelGenerationsUpTo(quint64 ticket) {
@@ -140,16 +181,17 @@ void EngineWorker::openModel(const QString& path, bool writeSyntheticIfMissing) 
     try {
         std::unique_ptr<Model> model = loadModelFile(path, writeSyntheticIfMissing);
         if (!model) return;
-        // A new vocabulary: the old transcript's tokens mean nothing to this model.
-        BuiltSession built = buildSession(*model, m_settings, m_toolsJson, {});
+        // Another vocabulary: the conversation's turns are rendered and tokenised anew.
+        std::span<const Turn> earlier;
+        if (m_chat) earlier = m_chat->conversation().turns();
+        QList<StepSnapshot> snapshots;
+        std::unique_ptr<ToolChat> chat = buildChat(*model, m_settings, earlier, snapshots);
         if (m_shutDown.load()) return;
-        m_transcript.clear();
         m_streamDecoder.resetState();
-        m_session.reset(); // refers to the old model
+        m_chat = std::move(chat); // the old chat goes before the old model it refers to
         m_model = std::move(model);
-        m_sampler = std::make_unique<Sampler>(m_settings.sampler);
         emit modelLoaded(modelInfoFor(*m_model, path));
-        commitSession(std::move(built), QStringLiteral("Model loaded"));
+        commitSession(std::move(snapshots), QStringLiteral("Model loaded"), !earlier.empty());
     } catch (...) {
         emit loadFailed(
             QStringLiteral("Could not open %1: %2")
@@ -180,43 +222,41 @@ std::unique_ptr<Model> EngineWorker::loadModelFile(const QString& path,
     return model;
 }
 
-EngineWorker::BuiltSession
-EngineWorker::buildSession(const Model& model, const EngineSettings& settings,
-                           const std::string& toolsJson,
-                           const std::vector<int32_t>& transcript) const {
-    assertEngineThread();
-    QElapsedTimer clock;
-    clock.start();
-    const ChatFormat format(model.tokenizer());
-    const std::vector<int32_t> begin = format.beginTokens();
-    const std::vector<int32_t> sinkBlock = format.sinkBlockTokens(toolsJson);
+SessionOptions EngineWorker::sessionOptions(const Model& model,
+                                            const EngineSettings& settings) const {
+    return sessionOptionsFor(model.config(), settings);
+}
 
-    BuiltSession built;
-    built.session = std::make_unique<Session>(
-        model, sessionOptionsFor(model.config(), settings, int(sinkBlock.size())));
-    Session& session = *built.session;
+StepCallback EngineWorker::snapshotCollector(QList<StepSnapshot>& snapshots) const {
     const qsizetype cap = m_mailbox.snapshotCap();
-    const StepCallback record = [&](const StepSnapshot& step) {
-        built.snapshots.append(step);
-        if (built.snapshots.size() > cap) built.snapshots.removeFirst();
+    return [this, &snapshots, cap](const StepSnapshot& step) {
+        snapshots.append(step);
+        if (snapshots.size() > cap) snapshots.removeFirst();
         return !m_shutDown.load();
     };
+}
 
-    session.prefill(begin, record);
-    // Under ToolsAndBos the session pins BOS itself and the tool block is pinned here.
-    session.prefill(sinkBlock, record, settings.sinks == SinkMode::ToolsAndBos);
-    const size_t tailLength = std::min(transcript.size(), size_t(session.effectiveWindow()));
-    const std::vector<int32_t> tail(transcript.end() - std::ptrdiff_t(tailLength),
-                                    transcript.end());
-    session.prefill(tail, record);
+std::unique_ptr<ToolChat> EngineWorker::buildChat(const Model& model,
+                                                  const EngineSettings& settings,
+                                                  std::span<const Turn> earlier,
+                                                  QList<StepSnapshot>& rebuild) const {
+    assertEngineThread();
+    return std::make_unique<ToolChat>(model, sessionOptions(model, settings), m_tools,
+                                      std::string(), earlier, snapshotCollector(rebuild));
+}
 
-    SessionInfo& info = built.info;
-    info.seconds = clock.nsecsElapsed() / 1e9;
-    info.reprefilledTokens = int(tailLength);
-    info.layout.prefixLength = qint64(begin.size() + sinkBlock.size());
-    info.layout.transcriptBase = qint64(transcript.size() - tailLength);
-    info.prefixPieces = prefixPiecesFor(model.tokenizer(), begin, sinkBlock);
-    info.settings = settings;
+void EngineWorker::commitSession(QList<StepSnapshot> snapshots, const QString& reason,
+                                 bool retokenized) {
+    const Session& session = m_chat->session();
+    const RebuildReport& rebuild = m_chat->lastRebuild();
+    SessionInfo info;
+    info.reason = reason;
+    info.seconds = rebuild.seconds;
+    info.reprefilledTokens = rebuild.replayedTokens;
+    info.layout.prefixLength = qint64(m_chat->toolBlock().tokens.size());
+    info.layout.transcriptBase = qint64(rebuild.transcriptTokens - rebuild.replayedTokens);
+    info.prefixPieces = piecesOf(m_model->tokenizer(), m_chat->toolBlock().tokens);
+    info.settings = m_settings;
     info.settings.probe = session.options().probe;
     info.effectiveWindow = session.effectiveWindow();
     info.budgetWindow = session.budgetWindow();
@@ -224,55 +264,55 @@ EngineWorker::buildSession(const Model& model, const EngineSettings& settings,
     info.sinksUsed = session.cache().sinksUsed();
     info.bytesAllocated = session.cache().bytesAllocated();
     info.budgetBytes = kKvBudgetBytes;
-    return built;
-}
-
-void EngineWorker::commitSession(BuiltSession built, const QString& reason) {
-    m_session = std::move(built.session);
-    m_layout = built.info.layout;
-    built.info.reason = reason;
-    built.info.chatEpoch = m_chatEpoch;
-    m_mailbox.postSessionReset(m_layout, std::move(built.snapshots));
-    emit sessionReady(built.info);
-}
-
-void EngineWorker::rebuildSession(const EngineSettings& settings, const std::string& toolsJson,
-                                  const QString& reason) {
-    BuiltSession built = buildSession(*m_model, settings, toolsJson, m_transcript);
-    if (m_shutDown.load()) return;
-    m_settings = settings;
-    m_toolsJson = toolsJson;
-    commitSession(std::move(built), reason);
+    info.chatEpoch = m_chatEpoch;
+    info.chatLayout = QString::fromLatin1(chatLayoutName(m_chat->chatTemplate().layout()));
+    info.toolSpans = toolSpansOf(m_chat->toolBlock());
+    info.sinkBudget = sinkBudgetInfo(m_chat->budget());
+    info.transcriptTokens = rebuild.transcriptTokens;
+    info.retokenized = retokenized;
+    m_mailbox.postSessionReset(info.layout, std::move(snapshots));
+    emit sessionReady(info);
 }
 
 void EngineWorker::applySettings(const EngineSettings& settings) {
     const RequestScope scope(*this);
     if (m_shutDown.load()) return;
-    const bool samplerChanged = !settings.sameSampler(m_settings);
-    if (!m_model || settings.sameSession(m_settings)) {
-        m_settings = settings;
-    } else {
-        try {
-            rebuildSession(settings, m_toolsJson, QStringLiteral("Settings changed"));
-        } catch (...) {
-            emit errorOccurred(QStringLiteral("Settings not applied: %1")
-                                   .arg(exceptionText(std::current_exception())));
-            return;
-        }
+    if (!m_chat || settings.sameSession(m_settings)) {
+        m_settings = settings; // sampler settings apply from the next turn on
+        return;
     }
-    if (samplerChanged) m_sampler = std::make_unique<Sampler>(m_settings.sampler);
+    try {
+        QList<StepSnapshot> snapshots;
+        m_chat->rebuild(sessionOptions(*m_model, settings), snapshotCollector(snapshots));
+        if (m_shutDown.load()) return;
+        m_settings = settings;
+        commitSession(std::move(snapshots), QStringLiteral("Settings changed"));
+    } catch (...) {
+        emit errorOccurred(QStringLiteral("Settings not applied: %1")
+                               .arg(exceptionText(std::current_exception())));
+    }
 }
 
 void EngineWorker::applyTools(const QString& compactJson) {
     const RequestScope scope(*this);
     if (m_shutDown.load()) return;
-    const std::string toolsJson = compactJson.toStdString();
-    if (!m_model) {
-        m_toolsJson = toolsJson;
+    const QByteArray json = compactJson.toUtf8();
+    ToolsParseResult parsed = parseTools(std::string_view(json.constData(), size_t(json.size())));
+    if (!parsed.ok()) {
+        emit errorOccurred(QStringLiteral("Tools not applied: %1")
+                               .arg(QString::fromStdString(parsed.errorSummary())));
+        return;
+    }
+    if (!m_chat) {
+        m_tools = std::move(*parsed.tools);
         return;
     }
     try {
-        rebuildSession(m_settings, toolsJson, QStringLiteral("Tools applied"));
+        QList<StepSnapshot> snapshots;
+        m_chat->replaceTools(*parsed.tools, std::string(), snapshotCollector(snapshots));
+        if (m_shutDown.load()) return;
+        m_tools = std::move(*parsed.tools);
+        commitSession(std::move(snapshots), QStringLiteral("Tools applied"));
     } catch (...) {
         emit errorOccurred(
             QStringLiteral("Tools not applied: %1").arg(exceptionText(std::current_exception())));
@@ -283,12 +323,14 @@ void EngineWorker::startNewChat(int chatEpoch) {
     const RequestScope scope(*this);
     if (m_shutDown.load()) return;
     m_chatEpoch = chatEpoch;
-    m_transcript.clear();
     m_streamDecoder.resetState();
-    m_sampler = std::make_unique<Sampler>(m_settings.sampler); // the same seed replays a chat
     if (!m_model) return;
     try {
-        rebuildSession(m_settings, m_toolsJson, QStringLiteral("New chat"));
+        QList<StepSnapshot> snapshots;
+        std::unique_ptr<ToolChat> chat = buildChat(*m_model, m_settings, {}, snapshots);
+        if (m_shutDown.load()) return;
+        m_chat = std::move(chat);
+        commitSession(std::move(snapshots), QStringLiteral("New chat"));
     } catch (...) {
         emit errorOccurred(
             QStringLiteral("New chat failed: %1").arg(exceptionText(std::current_exception())));
@@ -297,73 +339,104 @@ void EngineWorker::startNewChat(int chatEpoch) {
 
 void EngineWorker::generate(quint64 ticket, const QString& userText,
                             const GenerationLimits& limits) {
+    const std::string text = userText.trimmed().toStdString();
+    runTurn(ticket, userText, limits, [&](const StepCallback& watch, GenerationReport& report) {
+        const ToolResponse response =
+            m_chat->ask(text, respondOptionsFor(m_settings, limits), watch);
+        return reportReply(response, limits, report);
+    });
+}
+
+void EngineWorker::sendToolResult(quint64 ticket, const QString& resultJson,
+                                  const GenerationLimits& limits) {
+    const QByteArray bytes = resultJson.toUtf8();
+    runTurn(ticket, resultJson, limits, [&](const StepCallback& watch, GenerationReport& report) {
+        const JsonDocument result =
+            parseJsonDocument(std::string_view(bytes.constData(), size_t(bytes.size())));
+        if (result.syntaxError)
+            throw std::invalid_argument("The tool result is not JSON: " +
+                                        result.syntaxError->text());
+        report.toolResultTurn = true;
+        const ToolResponse response =
+            m_chat->sendToolResult(result.value, respondOptionsFor(m_settings, limits), watch);
+        return reportReply(response, limits, report);
+    });
+}
+
+StopReason EngineWorker::reportReply(const ToolResponse& response, const GenerationLimits& limits,
+                                     GenerationReport& report) const {
+    report.calls = callViewsOf(response);
+    report.confidence = response.confidence;
+    report.callError = QString::fromStdString(response.error);
+    if (response.type == ResponseType::Call) return StopReason::ToolCall;
+    return m_turnGenerated >= limits.maxNewTokens ? StopReason::MaxTokens : StopReason::EndOfText;
+}
+
+// Everything but the turn itself: the checks, the step watcher, the report and its counts.
+void EngineWorker::runTurn(quint64 ticket, const QString& text, const GenerationLimits& limits,
+                           const TurnRunner& turn) {
     const RequestScope scope(*this);
     GenerationReport report;
     report.ticket = ticket;
     if (isCancelled(ticket)) {
         report.reason = StopReason::Stopped;
-    } else if (!m_session) {
-        emit errorOccurred(QStringLiteral("No model is loaded."));
-    } else if (userText.trimmed().isEmpty()) {
-        emit errorOccurred(QStringLiteral("Nothing to send: the message is empty."));
-    } else {
-        assertEngineThread();
-        const size_t fedBefore = m_session->history().size();
-        try {
-            runGeneration(userText.toStdString(), limits, report);
-        } catch (...) {
-            report.reason = StopReason::Failed;
-            emit errorOccurred(QStringLiteral("Generation failed: %1")
-                                   .arg(exceptionText(std::current_exception())));
-        }
-        // Whatever was fed, even before a failure, is part of the conversation now.
-        const std::vector<int32_t>& history = m_session->history();
-        m_transcript.insert(m_transcript.end(), history.begin() + std::ptrdiff_t(fedBefore),
-                            history.end());
-        report.tokensSeen = m_session->position();
-        report.evictions = m_session->cache().evictions();
+        emit generationFinished(report);
+        return;
     }
-    emit generationFinished(report);
-}
-
-void EngineWorker::runGeneration(const std::string& userText, const GenerationLimits& limits,
-                                 GenerationReport& report) {
-    const ChatFormat format(m_model->tokenizer());
-    const std::vector<int32_t> prompt =
-        format.turnTokens(userText, format.endsAtLineStart(m_transcript));
+    if (!m_chat) {
+        emit errorOccurred(QStringLiteral("No model is loaded."));
+        emit generationFinished(report);
+        return;
+    }
+    if (text.trimmed().isEmpty()) {
+        emit errorOccurred(QStringLiteral("Nothing to send: the message is empty."));
+        emit generationFinished(report);
+        return;
+    }
+    assertEngineThread();
+    m_turnBase = qint64(m_chat->conversation().tokenCount());
     m_turnTokens = 0;
     m_turnGenerated = 0;
     m_decodeClock.start();
-    StopReason callbackReason = StopReason::Stopped;
-    const StepCallback onStep = [&](const StepSnapshot& step) {
-        return recordStep(step, report.ticket, limits, callbackReason);
+    std::optional<StopReason> stoppedBy;
+    const StepCallback watch = [&](const StepSnapshot& step) {
+        StopReason reason = StopReason::Stopped;
+        if (recordStep(step, ticket, limits, reason)) return true;
+        stoppedBy = reason;
+        return false;
     };
-    const GenerationResult result =
-        m_session->generate(prompt, limits.maxNewTokens, *m_sampler, onStep, limits.ignoreEos);
-    report.promptTokens = result.prefillTokens;
-    report.generatedTokens = int(result.tokens.size());
-    report.prefillSeconds = result.prefillSeconds;
-    report.decodeSeconds = result.decodeSeconds;
-    if (result.stoppedByEos)
-        report.reason = StopReason::EndOfText;
-    else if (result.stoppedByCallback)
-        report.reason = callbackReason;
-    else
-        report.reason = StopReason::MaxTokens;
+    try {
+        const StopReason ended = turn(watch, report);
+        report.reason = stoppedBy.value_or(ended);
+        const TurnTiming& timing = m_chat->lastTurn();
+        report.promptTokens = timing.promptTokens;
+        report.prefillSeconds = timing.prefillSeconds;
+        report.decodeSeconds = timing.decodeSeconds;
+    } catch (...) {
+        report.reason = StopReason::Failed;
+        emit errorOccurred(
+            QStringLiteral("Generation failed: %1").arg(exceptionText(std::current_exception())));
+    }
+    report.generatedTokens = m_turnGenerated;
+    report.tokensSeen = m_chat->session().position();
+    report.evictions = m_chat->session().cache().evictions();
+    emit generationFinished(report);
 }
 
+// `step.generated`: the assistant's turn wrote it, forced tokens included (assistant_turn.h).
 bool EngineWorker::recordStep(const StepSnapshot& step, quint64 ticket,
                               const GenerationLimits& limits, StopReason& stopReason) {
-    const std::string piece = m_model->tokenizer().piece(step.queryToken);
+    const bool assistant = step.generated;
+    const std::string piece = m_model->tokenizer().piece(step.queryToken, true);
     StreamPiece streamed;
-    streamed.transcriptIndex = qint64(m_transcript.size()) + m_turnTokens++;
+    streamed.transcriptIndex = m_turnBase + m_turnTokens++;
     streamed.text = m_streamDecoder.decode(QByteArrayView(piece.data(), qsizetype(piece.size())));
-    streamed.generated = step.generated;
+    streamed.generated = assistant;
     streamed.chatEpoch = m_chatEpoch;
     m_mailbox.postPiece(std::move(streamed));
     m_mailbox.postSnapshot(step);
 
-    if (step.generated) {
+    if (assistant) {
         ++m_generatedTokens;
         ++m_turnGenerated;
         m_mailbox.postProgress({m_turnGenerated, m_decodeClock.nsecsElapsed() / 1e9});
@@ -374,7 +447,11 @@ bool EngineWorker::recordStep(const StepSnapshot& step, quint64 ticket,
         stopReason = StopReason::Stopped;
         return false;
     }
-    if (step.generated && limits.stopAtNewline && ChatFormat::endsLine(piece)) {
+    // Only the plain layout (and free-running text) has no marker that ends a reply.
+    const bool endsAtNewline =
+        limits.ignoreEos || m_chat->chatTemplate().layout() == ChatLayout::Plain;
+    if (assistant && limits.stopAtNewline && endsAtNewline &&
+        piece.find('\n') != std::string::npos) {
         stopReason = StopReason::Newline;
         return false;
     }

@@ -1,22 +1,24 @@
-// The one object that touches the model: it owns the Model and Session on the engine thread,
-// takes requests as queued calls, posts step snapshots and stream pieces to a SnapshotMailbox, and
-// reports the rest as value-type signals. Engine exceptions become errorOccurred / loadFailed.
+// The one object that touches the model: it owns the Model and the chat with tools pinned as
+// sinks (ToolChat) on the engine thread, takes requests as queued calls, posts step snapshots
+// and stream pieces to a SnapshotMailbox, and reports the rest as value-type signals. Engine
+// exceptions become errorOccurred / loadFailed. The conversation survives new settings, new tools
+// and another model; only New chat forgets it.
 #pragma once
 
 #include "engine_types.h"
 #include "model.h"
 #include "policy_run.h"
-#include "sampler.h"
-#include "session.h"
+#include "tool_chat.h"
+#include "tool_schema.h"
 
 #include <QElapsedTimer>
 #include <QObject>
 #include <QStringDecoder>
 
 #include <atomic>
+#include <functional>
 #include <memory>
-#include <string>
-#include <vector>
+#include <span>
 
 namespace sinkscope::ui {
 
@@ -41,6 +43,9 @@ public:
     void applyTools(const QString& compactJson);
     void generate(quint64 ticket, const QString& userText,
                   const sinkscope::ui::GenerationLimits& limits);
+    // The result of the last call, as JSON text: the assistant continues from it.
+    void sendToolResult(quint64 ticket, const QString& resultJson,
+                        const sinkscope::ui::GenerationLimits& limits);
     void startNewChat(int chatEpoch);
     // The Policies tab's experiment on the current model; ends with policyRunFinished().
     void runPolicies(quint64 run, const sinkscope::ui::PolicyRunRequest& request,
@@ -56,39 +61,40 @@ signals:
     void requestDone();
 
 private:
-    struct BuiltSession {
-        std::unique_ptr<Session> session;
-        SessionInfo info;
-        QList<StepSnapshot> snapshots; // the newest of the re-prefill, oldest first
-    };
+    // A turn of the chat; `watch` sees each step. Returns why it ended when no step stopped it.
+    using TurnRunner =
+        std::function<StopReason(const StepCallback& watch, GenerationReport& report)>;
 
     bool isCancelled(quint64 ticket) const;
     std::unique_ptr<Model> loadModelFile(const QString& path, bool writeSyntheticIfMissing);
-    // A session on `model` with BOS, the sink block and the transcript's last W tokens fed.
-    BuiltSession buildSession(const Model& model, const EngineSettings& settings,
-                              const std::string& toolsJson,
-                              const std::vector<int32_t>& transcript) const;
-    void commitSession(BuiltSession built, const QString& reason);
-    // Rebuilds on the current model with new settings or tools; nothing changes on failure.
-    void rebuildSession(const EngineSettings& settings, const std::string& toolsJson,
-                        const QString& reason);
-    void runGeneration(const std::string& userText, const GenerationLimits& limits,
-                       GenerationReport& report);
+    SessionOptions sessionOptions(const Model& model, const EngineSettings& settings) const;
+    // A chat on `model` continuing `earlier`'s turns; `rebuild` collects its snapshots.
+    std::unique_ptr<ToolChat> buildChat(const Model& model, const EngineSettings& settings,
+                                        std::span<const Turn> earlier,
+                                        QList<StepSnapshot>& rebuild) const;
+    StepCallback snapshotCollector(QList<StepSnapshot>& snapshots) const;
+    // Reports the session m_chat now holds; `snapshots` are its rebuild's newest steps.
+    void commitSession(QList<StepSnapshot> snapshots, const QString& reason,
+                       bool retokenized = false);
+    // Runs `turn` unless cancelled, without a model or with empty `text`; reports it.
+    void runTurn(quint64 ticket, const QString& text, const GenerationLimits& limits,
+                 const TurnRunner& turn);
+    // Fills the report's call views; returns why the reply ended when no step stopped it.
+    StopReason reportReply(const ToolResponse& response, const GenerationLimits& limits,
+                           GenerationReport& report) const;
     bool recordStep(const StepSnapshot& step, quint64 ticket, const GenerationLimits& limits,
                     StopReason& stopReason);
 
     SnapshotMailbox& m_mailbox;
-    std::unique_ptr<Model> m_model;     // declared before the session: outlives it
-    std::unique_ptr<Session> m_session; // refers to *m_model
-    std::unique_ptr<Sampler> m_sampler;
+    std::unique_ptr<Model> m_model;   // declared before the chat: outlives it
+    std::unique_ptr<ToolChat> m_chat; // refers to *m_model
     EngineSettings m_settings;
-    std::string m_toolsJson;
-    std::vector<int32_t> m_transcript; // [conversation tokens] everything fed after the prefix
-    StreamLayout m_layout;
+    ToolSet m_tools; // the tools in force, also before any model is loaded
     int m_chatEpoch = 0;
     QStringDecoder m_streamDecoder{QStringDecoder::Utf8}; // pieces may split UTF-8 characters
-    qint64 m_turnTokens = 0;                              // tokens of the current turn fed so far
-    int m_turnGenerated = 0;     // tokens of the current reply sampled so far
+    qint64 m_turnBase = 0;       // the transcript index of the current turn's first token
+    qint64 m_turnTokens = 0;     // tokens of the current turn fed so far
+    int m_turnGenerated = 0;     // tokens of the current reply written so far
     QElapsedTimer m_decodeClock; // since the prompt's last token
 
     std::atomic<quint64> m_cancelledTicket{0};

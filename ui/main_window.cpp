@@ -12,6 +12,7 @@
 #include "status_banner.h"
 #include "token_text_view.h"
 #include "tools_editor.h"
+#include "view_colors.h"
 
 #include <QAction>
 #include <QApplication>
@@ -31,16 +32,66 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace sinkscope::ui {
 
 namespace {
 
 constexpr int kStatusMessageMs = 10000;
+constexpr double kMiB = 1024.0 * 1024.0;
 
 QString parameterText(qint64 parameters) {
     if (parameters >= 1000000)
         return QObject::tr("%1M params").arg(QLocale().toString(parameters / 1e6, 'f', 1));
     return QObject::tr("%1K params").arg(QLocale().toString(parameters / 1e3, 'f', 0));
+}
+
+QString mebibytes(qint64 bytes) {
+    return QObject::tr("%1 MiB").arg(QLocale().toString(double(bytes) / kMiB, 'f', 2));
+}
+
+// The Tools tab's account of what is pinned: tokens per tool, and the KV bytes of the sinks and
+// the window against the budget (a warning when over).
+QString toolsStatusHtml(const SessionInfo& info, const QColor& warning) {
+    QStringList perTool;
+    for (const ToolSpan& tool : info.toolSpans)
+        perTool << QObject::tr("%1 %2").arg(tool.name.toHtmlEscaped()).arg(tool.count());
+    const SinkBudgetInfo& budget = info.sinkBudget;
+    QString text =
+        QObject::tr("Sink block: %1 pinned (BOS and tools) of %2 sink slots, %3 layout. Last "
+                    "rebuild (%4): %5 ms, %6 of the conversation's %7 re-prefilled.")
+            .arg(tokenCount(info.sinksUsed))
+            .arg(info.sinkSlots)
+            .arg(info.chatLayout, info.reason.toLower(), formatMilliseconds(info.seconds),
+                 tokenCount(info.reprefilledTokens), tokenCount(info.transcriptTokens));
+    text +=
+        QStringLiteral("<br>") +
+        QObject::tr("Tokens per tool: %1")
+            .arg(perTool.isEmpty() ? QObject::tr("no tools") : perTool.join(QStringLiteral(" · ")));
+    const QString bytes =
+        QObject::tr("KV of sinks + window (%1 + %2 positions): %3 of the %4 budget")
+            .arg(budget.sinkSlots)
+            .arg(budget.window)
+            .arg(mebibytes(budget.kvBytes), mebibytes(budget.budgetBytes));
+    text += QStringLiteral("<br>") +
+            (budget.overBudget ? QStringLiteral("<span style=\"color:%1\"><b>%2</b> %3</span>")
+                                     .arg(warning.name(), QObject::tr("Over budget:"), bytes)
+                               : bytes);
+    return text;
+}
+
+// The preset's canned result for the calls: one call's result, or an array of them in call
+// order; empty unless every called tool has one.
+QString cannedResultFor(const views::ToolsEditor& editor, const QList<ToolCallView>& calls) {
+    QStringList results;
+    for (const ToolCallView& call : calls) {
+        const QString result = editor.cannedResult(call.name);
+        if (result.isEmpty()) return {};
+        results << result;
+    }
+    if (results.size() == 1) return results.constFirst();
+    return QStringLiteral("[%1]").arg(results.join(QStringLiteral(", ")));
 }
 
 } // namespace
@@ -93,6 +144,7 @@ void MainWindow::createWidgets() {
     m_toolsStatus = new QLabel(tr("No tools pinned yet."), this);
     m_toolsStatus->setObjectName(QStringLiteral("toolsStatus"));
     m_toolsStatus->setWordWrap(true);
+    m_toolsStatus->setTextFormat(Qt::RichText);
     auto* toolsPage = new QWidget(this);
     auto* toolsLayout = new QVBoxLayout(toolsPage);
     toolsLayout->addWidget(m_toolsEditor, 1);
@@ -122,6 +174,8 @@ void MainWindow::createWidgets() {
     connect(m_chat, &ChatPanel::sendRequested, this, &MainWindow::onSendRequested);
     connect(m_chat, &ChatPanel::stopRequested, m_engine.get(), &EngineClient::stop);
     connect(m_chat, &ChatPanel::newChatRequested, this, &MainWindow::onNewChat);
+    connect(m_chat, &ChatPanel::toolResultRequested, this, &MainWindow::onToolResultRequested);
+    connect(m_chat, &ChatPanel::toolClicked, this, &MainWindow::highlightTool);
     connect(m_chat->transcript(), &TokenTextView::tokenClicked, this,
             &MainWindow::selectTranscriptToken);
     connect(m_chat->sinkBlock(), &TokenTextView::tokenClicked, this,
@@ -198,14 +252,23 @@ void MainWindow::connectEngine() {
     connect(engine, &EngineClient::policyRunFinished, m_policies, &PoliciesPanel::finishRun);
 }
 
-void MainWindow::applyInitialTools() {
-    if (!m_settings.toolsText.isEmpty())
+bool MainWindow::chooseInitialTools() {
+    if (!m_options.preset.isEmpty()) {
+        if (m_toolsEditor->choosePreset(m_options.preset)) return true;
+        m_banner->showNotice(tr("There is no preset named “%1”.").arg(m_options.preset));
+    }
+    if (!m_settings.toolsText.isEmpty()) {
         m_toolsEditor->setToolsText(m_settings.toolsText);
-    else if (!m_toolsEditor->presets().isEmpty())
-        m_toolsEditor->choosePreset(m_toolsEditor->presets().constFirst().name);
-    else
-        return;
-    m_toolsEditor->apply(); // an invalid stored text shows its error in the editor
+        return true;
+    }
+    if (m_toolsEditor->presets().isEmpty()) return false;
+    m_toolsEditor->choosePreset(m_toolsEditor->presets().constFirst().name);
+    return true;
+}
+
+void MainWindow::applyInitialTools() {
+    // An invalid stored text shows its error in the editor.
+    if (chooseInitialTools()) m_toolsEditor->apply();
 }
 
 void MainWindow::openInitialModel(const QString& overridePath) {
@@ -278,6 +341,7 @@ void MainWindow::saveSettings() {
 GenerationLimits MainWindow::effectiveLimits() const {
     GenerationLimits limits = m_settings.limits;
     if (m_options.maxNewTokens > 0) limits.maxNewTokens = m_options.maxNewTokens;
+    if (m_options.calls) limits.calls = *m_options.calls;
     return limits;
 }
 
@@ -340,8 +404,7 @@ void MainWindow::onModelLoaded(const ModelInfo& info) {
     m_modelLabel->setText(tr("%1 · %2").arg(name, parameterText(info.parameters)));
     m_modelLabel->setToolTip(QDir::toNativeSeparators(info.path));
     m_settingsPanel->setModel(info);
-    m_chat->clearConversation();
-    m_chat->setReady(true);
+    m_chat->setReady(true); // the conversation goes on: the worker carried it over
     m_policies->setModelReady(true);
     m_latestSnapshot.reset();
     m_stats->clear();
@@ -364,7 +427,7 @@ void MainWindow::onLoadFailed(const QString& message) {
 void MainWindow::onSessionReady(const SessionInfo& info) {
     m_session = info;
     m_layout = info.layout;
-    m_chat->showPrefix(info);
+    m_chat->showSession(info);
     m_stats->showSession(info);
     m_settingsPanel->setBudgetWindow(info.budgetWindow);
     m_policies->setBudgetWindow(info.budgetWindow);
@@ -377,16 +440,13 @@ void MainWindow::onSessionReady(const SessionInfo& info) {
                  tokenCount(info.reprefilledTokens));
     statusBar()->showMessage(summary, kStatusMessageMs);
     if (info.reprefilledTokens > 0) m_chat->appendNote(summary);
-    m_toolsStatus->setText(tr("Sink block: %1 pinned (BOS and tools) of %2 sink slots. Last "
-                              "rebuild (%3): %4 ms.")
-                               .arg(tokenCount(info.sinksUsed))
-                               .arg(info.sinkSlots)
-                               .arg(info.reason.toLower(), formatMilliseconds(info.seconds)));
+    m_toolsStatus->setText(
+        toolsStatusHtml(info, views::MaskColors::forPalette(palette()).errorText));
     emit sessionRebuilt(info);
 }
 
 void MainWindow::onGenerationFinished(const GenerationReport& report) {
-    m_chat->finishReply(report);
+    m_chat->finishReply(report, cannedResultFor(*m_toolsEditor, report.calls));
     emit replyFinished(report);
 }
 
@@ -404,6 +464,11 @@ void MainWindow::onEngineError(const QString& message) {
 void MainWindow::onSendRequested(const QString& text) {
     m_chat->setStatus(tr("Thinking…"));
     m_engine->send(text, effectiveLimits());
+}
+
+void MainWindow::onToolResultRequested(const QString& json) {
+    m_chat->setStatus(tr("Sending the tool result…"));
+    m_engine->sendToolResult(json, effectiveLimits());
 }
 
 void MainWindow::onNewChat() {
@@ -447,6 +512,27 @@ void MainWindow::selectKeyPosition(qint64 position) {
     const QString text = inPrefix ? m_chat->sinkBlock()->tokenText(position)
                                   : m_chat->transcript()->tokenText(index);
     statusBar()->showMessage(tr("Key position %1: “%2”").arg(position).arg(text), kStatusMessageMs);
+}
+
+void MainWindow::highlightTool(const QString& tool) {
+    const auto span = std::find_if(m_session.toolSpans.cbegin(), m_session.toolSpans.cend(),
+                                   [&tool](const ToolSpan& pinned) { return pinned.name == tool; });
+    if (span == m_session.toolSpans.cend()) {
+        statusBar()->showMessage(tr("%1 is not among the pinned tools.").arg(tool),
+                                 kStatusMessageMs);
+        return;
+    }
+    QList<qint64> positions;
+    for (qint64 position = span->begin; position < span->end; ++position)
+        positions << position;
+    m_heatmap->highlightKeyPositions(positions);
+    m_kvView->highlightPositions(positions);
+    statusBar()->showMessage(tr("%1: key positions %2–%3 (%4)")
+                                 .arg(tool)
+                                 .arg(span->begin)
+                                 .arg(span->end - 1)
+                                 .arg(tokenCount(span->count())),
+                             kStatusMessageMs);
 }
 
 void MainWindow::selectTranscriptToken(qint64 index) {

@@ -35,9 +35,11 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     struct Options {
-        QString modelPath;           // opens this model instead of the configured one
-        int maxNewTokens = 0;        // > 0: overrides the setting for this run only
-        bool persistSettings = true; // false: nothing is written to QSettings
+        QString modelPath;               // opens this model instead of the configured one
+        int maxNewTokens = 0;            // > 0: overrides the setting for this run only
+        QString preset;                  // pins this preset's tools instead of the stored ones
+        std::optional<CallPolicy> calls; // overrides the setting for this run only
+        bool persistSettings = true;     // false: nothing is written to QSettings
     };
 
     explicit MainWindow(const Options& options, QWidget* parent = nullptr);
@@ -67,6 +69,8 @@ public:
 
     void sendMessage(const QString& text);   // as if typed and sent
     void openModelFile(const QString& path); // as if chosen in File > Open Model…
+    // As if clicked in a call's attribution: the tool's sink slots and key columns highlighted.
+    void highlightTool(const QString& tool);
 
 signals:
     void modelReady(const sinkscope::ui::ModelInfo& info);
@@ -82,6 +86,7 @@ private:
     void createMenus();
     void createStatusBar();
     void connectEngine();
+    bool chooseInitialTools(); // false when there are none to apply
     void applyInitialTools();
     void openInitialModel(const QString& overridePath);
     void openModel(const QString& path, bool writeSyntheticIfMissing);
@@ -101,6 +106,7 @@ private:
     void onEngineError(const QString& message);
     void onSendRequested(const QString& text);
     void onNewChat();
+    void onToolResultRequested(const QString& json);
     void onSettingsChanged(const EngineSettings& settings);
     void onLimitsChanged(const GenerationLimits& limits);
     void onToolsApplied(const QString& compactJson);

@@ -162,17 +162,26 @@ QWidget* SettingsPanel::createGenerationGroup() {
     m_maxNewTokens->setRange(1, 1 << 20);
     m_stopAtNewline = new QCheckBox(tr("End a reply at the end of its line"), group);
     m_stopAtNewline->setObjectName(QStringLiteral("stopAtNewline"));
-    m_ignoreEos = new QCheckBox(tr("Keep going past end-of-text (watch the window slide)"), group);
+    m_ignoreEos = new QCheckBox(
+        tr("Keep going past end-of-text, no tool calls (watch the window slide)"), group);
     m_ignoreEos->setObjectName(QStringLiteral("ignoreEos"));
+    m_calls = comboWith(group, "callPolicy",
+                        {{tr("The model decides"), int(CallPolicy::Auto)},
+                         {tr("Always call a tool"), int(CallPolicy::Required)},
+                         {tr("Never call (text only)"), int(CallPolicy::None)}});
+    m_calls->setToolTip(
+        tr("Calls are decoded under the pinned tools' grammar: always well-formed."));
 
     QFormLayout* form = valueForm(group);
     form->addRow(tr("Max new tokens"), m_maxNewTokens);
+    form->addRow(tr("Tool calls"), m_calls);
     form->addRow(m_stopAtNewline);
     form->addRow(m_ignoreEos);
 
     connect(m_maxNewTokens, &QSpinBox::valueChanged, this, &SettingsPanel::emitLimits);
     connect(m_stopAtNewline, &QCheckBox::toggled, this, &SettingsPanel::emitLimits);
     connect(m_ignoreEos, &QCheckBox::toggled, this, &SettingsPanel::emitLimits);
+    connect(m_calls, &QComboBox::activated, this, &SettingsPanel::emitLimits);
     return group;
 }
 
@@ -212,6 +221,7 @@ void SettingsPanel::setValues(const EngineSettings& engine, const GenerationLimi
     m_maxNewTokens->setValue(limits.maxNewTokens);
     m_stopAtNewline->setChecked(limits.stopAtNewline);
     m_ignoreEos->setChecked(limits.ignoreEos);
+    selectData(m_calls, int(limits.calls));
     m_probeEnabled->setChecked(engine.probe.enabled);
     // The ranges grow when a model is loaded; keep the stored values until then.
     m_probeLayer->setMaximum(qMax(m_probeLayer->maximum(), engine.probe.layer));
@@ -245,6 +255,7 @@ GenerationLimits SettingsPanel::generationLimits() const {
     limits.maxNewTokens = m_maxNewTokens->value();
     limits.stopAtNewline = m_stopAtNewline->isChecked();
     limits.ignoreEos = m_ignoreEos->isChecked();
+    limits.calls = CallPolicy(m_calls->currentData().toInt());
     return limits;
 }
 

@@ -58,6 +58,7 @@ private:
     QSpinBox* m_maxNewTokens = nullptr;
     QCheckBox* m_stopAtNewline = nullptr;
     QCheckBox* m_ignoreEos = nullptr;
+    QComboBox* m_calls = nullptr;
     QCheckBox* m_probeEnabled = nullptr;
     QSpinBox* m_probeLayer = nullptr;
     QSpinBox* m_probeHead = nullptr;

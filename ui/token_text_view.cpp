@@ -21,6 +21,7 @@ TokenTextView::TokenTextView(QWidget* parent) : QTextEdit(parent) {
 void TokenTextView::clearTokens() {
     clear();
     m_spans.clear();
+    m_indexBase = 0;
     m_fadedBefore = 0;
     m_highlighted = -1;
     m_atLineStart = true;
@@ -72,25 +73,52 @@ void TokenTextView::appendTokens(const QList<TokenText>& tokens) {
     if (follow) scrollToBottom();
 }
 
-void TokenTextView::appendNote(const QString& note) {
+void TokenTextView::appendOnOwnLine(const std::function<void(QTextCursor&)>& insert) {
     const bool follow = isScrolledToBottom();
     QTextCursor cursor(document());
     cursor.movePosition(QTextCursor::End);
     cursor.beginEditBlock();
     if (!m_atLineStart) cursor.insertText(QStringLiteral("\n"));
-    QTextCharFormat format;
-    format.setForeground(palette().color(QPalette::PlaceholderText));
-    format.setFontItalic(true);
-    format.setFontPointSize(qMax(6.0, font().pointSizeF() * 0.85));
-    cursor.insertText(note + u'\n', format);
+    insert(cursor);
     cursor.endEditBlock();
     m_atLineStart = true;
     if (follow) scrollToBottom();
 }
 
+void TokenTextView::appendNote(const QString& note) {
+    appendOnOwnLine([this, &note](QTextCursor& cursor) {
+        QTextCharFormat format;
+        format.setForeground(palette().color(QPalette::PlaceholderText));
+        format.setFontItalic(true);
+        format.setFontPointSize(qMax(6.0, font().pointSizeF() * 0.85));
+        cursor.insertText(note + u'\n', format);
+    });
+}
+
+void TokenTextView::appendBlock(const QString& html) {
+    appendOnOwnLine([&html](QTextCursor& cursor) {
+        cursor.insertHtml(html);
+        cursor.movePosition(QTextCursor::End);
+        cursor.insertBlock(QTextBlockFormat(), QTextCharFormat());
+    });
+}
+
+void TokenTextView::sealTokens(qint64 nextIndex) {
+    restyle(m_fadedBefore, tokenCount(), true); // no longer in this stream's cache
+    m_indexBase = nextIndex;
+    m_spans.clear();
+    m_fadedBefore = nextIndex;
+    highlightToken(-1);
+}
+
+const TokenTextView::Span* TokenTextView::spanOf(qint64 index) const {
+    const qint64 local = index - m_indexBase;
+    return local >= 0 && local < m_spans.size() ? &m_spans[local] : nullptr;
+}
+
 void TokenTextView::restyle(qint64 from, qint64 to, bool faded) {
-    from = std::clamp<qint64>(from, 0, m_spans.size());
-    to = std::clamp<qint64>(to, from, m_spans.size());
+    from = std::clamp<qint64>(from - m_indexBase, 0, m_spans.size());
+    to = std::clamp<qint64>(to - m_indexBase, from, m_spans.size());
     QTextCursor cursor(document());
     cursor.beginEditBlock();
     for (qint64 i = from; i < to; ++i) {
@@ -104,7 +132,7 @@ void TokenTextView::restyle(qint64 from, qint64 to, bool faded) {
 }
 
 void TokenTextView::setFadedBefore(qint64 index) {
-    index = std::clamp<qint64>(index, 0, m_spans.size());
+    index = std::clamp<qint64>(index, m_indexBase, tokenCount());
     if (index > m_fadedBefore)
         restyle(m_fadedBefore, index, true);
     else if (index < m_fadedBefore)
@@ -114,9 +142,10 @@ void TokenTextView::setFadedBefore(qint64 index) {
 
 void TokenTextView::highlightToken(qint64 index) {
     QList<ExtraSelection> selections;
-    m_highlighted = index >= 0 && index < m_spans.size() ? index : -1;
-    if (m_highlighted >= 0) {
-        const Span& span = m_spans[m_highlighted];
+    const Span* highlighted = spanOf(index);
+    m_highlighted = highlighted ? index : -1;
+    if (highlighted) {
+        const Span& span = *highlighted;
         ExtraSelection selection;
         selection.cursor = QTextCursor(document());
         selection.cursor.setPosition(span.start);
@@ -134,8 +163,9 @@ void TokenTextView::highlightToken(qint64 index) {
 }
 
 QString TokenTextView::tokenText(qint64 index) const {
-    if (index < 0 || index >= m_spans.size()) return {};
-    const Span& span = m_spans[index];
+    const Span* found = spanOf(index);
+    if (!found) return {};
+    const Span& span = *found;
     QTextCursor cursor(document());
     cursor.setPosition(span.start);
     cursor.setPosition(span.start + span.length, QTextCursor::KeepAnchor);
@@ -155,7 +185,8 @@ qint64 TokenTextView::tokenAt(int documentPosition) const {
     for (auto it = after; it != m_spans.cbegin();) {
         --it;
         if (it->length > 0)
-            return documentPosition < it->start + it->length ? it - m_spans.cbegin() : -1;
+            return documentPosition < it->start + it->length ? m_indexBase + (it - m_spans.cbegin())
+                                                             : -1;
     }
     return -1;
 }
@@ -163,6 +194,11 @@ qint64 TokenTextView::tokenAt(int documentPosition) const {
 void TokenTextView::mouseReleaseEvent(QMouseEvent* event) {
     QTextEdit::mouseReleaseEvent(event);
     if (event->button() != Qt::LeftButton || textCursor().hasSelection()) return;
+    const QString href = anchorAt(event->position().toPoint());
+    if (!href.isEmpty()) {
+        emit linkClicked(href);
+        return;
+    }
     const qint64 index = tokenAt(cursorForPosition(event->position().toPoint()).position());
     if (index >= 0) emit tokenClicked(index);
 }
@@ -170,8 +206,8 @@ void TokenTextView::mouseReleaseEvent(QMouseEvent* event) {
 void TokenTextView::changeEvent(QEvent* event) {
     QTextEdit::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
-        restyle(0, m_fadedBefore, true);
-        restyle(m_fadedBefore, m_spans.size(), false);
+        restyle(m_indexBase, m_fadedBefore, true);
+        restyle(m_fadedBefore, tokenCount(), false);
     }
 }
 

@@ -1,12 +1,15 @@
 // Read-only text built from tokens: each token's text is one span of the document, so a token can
 // be highlighted (a KV slot or heatmap column was clicked), faded (it left the window) or clicked.
-// Used for the chat transcript and for the pinned sink block above it.
+// Used for the chat transcript and for the pinned sink block above it. Between tokens it can hold
+// notes and rich blocks (a tool call's card) whose links are reported by linkClicked.
 #pragma once
 
 #include <QList>
 #include <QString>
 #include <QTextCharFormat>
 #include <QTextEdit>
+
+#include <functional>
 
 namespace sinkscope::ui {
 
@@ -28,11 +31,16 @@ public:
     void appendTokens(const QList<TokenText>& tokens);
     // A small note on its own line (not a token): reply statistics, "model changed".
     void appendNote(const QString& note);
+    // Rich text (HTML) on its own lines, not a token: a tool call's card.
+    void appendBlock(const QString& html);
+    // The tokens shown so far stay as text but are no longer tokens of the stream (another model
+    // tokenised the conversation anew); the next token appended is index `nextIndex`.
+    void sealTokens(qint64 nextIndex);
     // Tokens [0, index) are drawn faded: they are no longer in the KV cache.
     void setFadedBefore(qint64 index);
     void highlightToken(qint64 index); // -1 removes the highlight
 
-    qint64 tokenCount() const { return m_spans.size(); }
+    qint64 tokenCount() const { return m_indexBase + m_spans.size(); } // the next token's index
     QString tokenText(qint64 index) const;
     qint64 highlightedToken() const { return m_highlighted; }
     qint64 fadedBefore() const { return m_fadedBefore; }
@@ -40,6 +48,7 @@ public:
 
 signals:
     void tokenClicked(qint64 index);
+    void linkClicked(const QString& href);
 
 protected:
     void mouseReleaseEvent(QMouseEvent* event) override;
@@ -55,10 +64,13 @@ private:
     QTextCharFormat formatFor(TokenRole role, bool faded) const;
     void restyle(qint64 from, qint64 to, bool faded); // tokens [from, to)
     qint64 tokenAt(int documentPosition) const;       // -1 when between tokens
+    const Span* spanOf(qint64 index) const;           // nullptr when not a token shown
+    void appendOnOwnLine(const std::function<void(QTextCursor&)>& insert);
     bool isScrolledToBottom() const;
     void scrollToBottom();
 
-    QList<Span> m_spans; // [tokens]
+    QList<Span> m_spans;    // [tokens since m_indexBase]
+    qint64 m_indexBase = 0; // the index of m_spans[0]
     qint64 m_fadedBefore = 0;
     qint64 m_highlighted = -1;
     bool m_atLineStart = true; // the document ends at the start of a line

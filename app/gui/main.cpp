@@ -1,8 +1,10 @@
-// sinkscope [--model FILE] [--screenshot FILE (--prompt TEXT --n-predict N | --policies-demo)
-//           [--tab NAME]]
+// sinkscope [--model FILE] [--preset NAME] [--calls auto|required|none]
+//           [--screenshot FILE (--prompt TEXT --n-predict N | --policies-demo) [--tab NAME]]
 //
-// Opens the playground window. With --screenshot it sends the prompt, waits for the reply to
-// finish, saves the window as a PNG and exits (0 on success); it works on the offscreen platform.
+// Opens the playground window; --preset pins a preset's tools and --calls sets the call policy,
+// for this run only. With --screenshot it sends the prompt, waits for the reply to finish (a call
+// is shown as a card, its tool's sink slots highlighted), saves the window as a PNG and exits (0
+// on success); it works on the offscreen platform.
 // With --policies-demo instead of a prompt it runs a short policy comparison in the Policies tab
 // on the built-in story, picks a position on the chart, and saves the window when the run ends.
 // --tab picks the right-hand tab shown (mask, kv, tools, settings, stats, policies).
@@ -37,11 +39,17 @@ struct CommandLine {
     int nPredict = 0;
     int tab = 0;
     bool policiesDemo = false;
+    QString preset;
+    std::optional<sinkscope::CallPolicy> calls;
 };
 
 const QStringList kTabNames = {QStringLiteral("mask"),  QStringLiteral("kv"),
                                QStringLiteral("tools"), QStringLiteral("settings"),
                                QStringLiteral("stats"), QStringLiteral("policies")};
+const QStringList kCallPolicyNames = {QStringLiteral("auto"), QStringLiteral("required"),
+                                      QStringLiteral("none")};
+constexpr sinkscope::CallPolicy kCallPolicies[] = {
+    sinkscope::CallPolicy::Auto, sinkscope::CallPolicy::Required, sinkscope::CallPolicy::None};
 constexpr int kDemoWindow = 64; // --policies-demo: W, well inside stories260K's context
 constexpr double kDemoPickedFraction = 0.75; // the chart position the demo picks
 
@@ -78,7 +86,15 @@ std::optional<CommandLine> parseCommandLine(const QApplication& app) {
         QStringLiteral("policies-demo"),
         QApplication::translate("main", "With --screenshot: run a short policy comparison on "
                                         "the built-in story instead of sending a prompt."));
-    parser.addOptions({model, screenshot, prompt, nPredict, tab, policiesDemo});
+    const QCommandLineOption preset(
+        QStringLiteral("preset"),
+        QApplication::translate("main", "Pin this preset's tools (its name, e.g. \"Smart home\")."),
+        QStringLiteral("NAME"));
+    const QCommandLineOption calls(QStringLiteral("calls"),
+                                   QApplication::translate("main", "Tool calls: %1.")
+                                       .arg(kCallPolicyNames.join(QStringLiteral(", "))),
+                                   QStringLiteral("POLICY"));
+    parser.addOptions({model, screenshot, prompt, nPredict, tab, policiesDemo, preset, calls});
     parser.process(app);
 
     CommandLine line;
@@ -95,6 +111,16 @@ std::optional<CommandLine> parseCommandLine(const QApplication& app) {
         }
     }
     line.policiesDemo = parser.isSet(policiesDemo);
+    line.preset = parser.value(preset);
+    if (parser.isSet(calls)) {
+        const qsizetype index = kCallPolicyNames.indexOf(parser.value(calls).toLower());
+        if (index < 0) {
+            fail(QStringLiteral("--calls must be one of %1")
+                     .arg(kCallPolicyNames.join(QStringLiteral(", "))));
+            return std::nullopt;
+        }
+        line.calls = kCallPolicies[index];
+    }
     line.tab = int(kTabNames.indexOf(parser.value(tab).toLower()));
     if (line.tab < 0) {
         fail(QStringLiteral("--tab must be one of %1").arg(kTabNames.join(QStringLiteral(", "))));
@@ -182,6 +208,7 @@ void runScreenshot(MainWindow& window, const CommandLine& line) {
                                          : 0.0,
                                      report.tokensPerSecond(), watch->longestStallMs());
                          std::fflush(stdout);
+                         if (!report.calls.isEmpty()) window.highlightTool(report.calls[0].name);
                          saveWindowAndExit(window, path);
                      });
     QTimer::singleShot(kScreenshotTimeoutMs, &window, [] {
@@ -206,6 +233,8 @@ int main(int argc, char** argv) {
     options.modelPath = line->model;
     options.maxNewTokens = line->nPredict;
     options.persistSettings = line->screenshot.isEmpty();
+    options.preset = line->preset;
+    options.calls = line->calls;
     MainWindow window(options);
     window.tabs()->setCurrentIndex(line->tab);
     if (!line->screenshot.isEmpty()) runScreenshot(window, *line);

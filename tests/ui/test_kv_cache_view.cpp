@@ -1,14 +1,21 @@
 // The KV cache view: one row per physical slot with the right pieces, positions, ages and kinds,
-// the ring's write head, the bytes bar, clicks on slots, highlights and cheap 30 Hz updates.
+// the ring's write head, the bytes bar, clicks on slots, highlights and cheap 30 Hz updates that
+// signal only the cells that changed and leave the table as a fresh model would show it.
 #include <QtTest>
 
 #include "budget.h"
 #include "kv_cache_model.h"
 #include "kv_cache_view.h"
+#include "model.h"
+#include "session.h"
 #include "snapshot.h"
+#include "synthetic.h"
 
 #include <QProgressBar>
 #include <QTableView>
+#include <QTemporaryDir>
+
+#include <memory>
 
 using namespace sinkscope;
 using sinkscope::views::KvCacheModel;
@@ -55,6 +62,36 @@ QString cellText(const QAbstractItemModel* model, int row, int column) {
     return model->index(row, column).data().toString();
 }
 
+// Every role the table reads, for every cell: [rows][columns][roles].
+using TableContents = QList<QList<QList<QVariant>>>;
+
+TableContents tableContents(const QAbstractItemModel& model) {
+    const int roles[] = {Qt::DisplayRole, Qt::DecorationRole,        Qt::BackgroundRole,
+                         Qt::FontRole,    Qt::ForegroundRole,        Qt::TextAlignmentRole,
+                         Qt::ToolTipRole, KvCacheModel::PositionRole};
+    TableContents contents;
+    for (int row = 0; row < model.rowCount(); ++row) {
+        QList<QList<QVariant>>& cells = contents.emplace_back();
+        for (int column = 0; column < model.columnCount(); ++column) {
+            QList<QVariant>& values = cells.emplace_back();
+            for (const int role : roles)
+                values.append(model.index(row, column).data(role));
+        }
+    }
+    return contents;
+}
+
+bool isSignalled(const QSignalSpy& changes, int row, int column) {
+    for (const QList<QVariant>& change : changes) {
+        const auto topLeft = change.at(0).value<QModelIndex>();
+        const auto bottomRight = change.at(1).value<QModelIndex>();
+        if (row >= topLeft.row() && row <= bottomRight.row() && column >= topLeft.column() &&
+            column <= bottomRight.column())
+            return true;
+    }
+    return false;
+}
+
 } // namespace
 
 class TestKvCacheView : public QObject {
@@ -68,6 +105,8 @@ private slots:
     void clickingSlotEmitsPosition();
     void highlightPositions();
     void sameSizeUpdatesDoNotResetTheModel();
+    void incrementalUpdatesMatchAFreshModel_data();
+    void incrementalUpdatesMatchAFreshModel();
     void batchesShowTheNewest();
     void clearEmpties();
 };
@@ -233,9 +272,75 @@ void TestKvCacheView::sameSizeUpdatesDoNotResetTheModel() {
     }
     qInfo("300 updates of 512 slots, repainted: %lld ms", timer.elapsed());
     QCOMPARE(resets.count(), 0);
-    QCOMPARE(changes.count(), 300);
+    QVERIFY(!changes.isEmpty());
+    // Each step signals the Age column and the rows it touched (written slot, old and new head),
+    // never the whole table.
+    for (const QList<QVariant>& change : changes) {
+        const auto topLeft = change.at(0).value<QModelIndex>();
+        const auto bottomRight = change.at(1).value<QModelIndex>();
+        const bool ageColumn = topLeft.column() == KvCacheModel::AgeColumn &&
+                               bottomRight.column() == KvCacheModel::AgeColumn;
+        QVERIFY(ageColumn || bottomRight.row() - topLeft.row() < 2);
+    }
     QCOMPARE(model->rowCount(), 512);
     QCOMPARE(cellText(model, 299, KvCacheModel::PositionColumn), QStringLiteral("299"));
+}
+
+void TestKvCacheView::incrementalUpdatesMatchAFreshModel_data() {
+    QTest::addColumn<bool>("probe");
+    QTest::newRow("with weights") << true; // every kept slot's weight changes at every step
+    QTest::newRow("without weights") << false; // most rows keep their text; ages still move
+}
+
+// A real session on a synthetic model, window 6 and 3 first-N sinks, 80 tokens: after every step
+// the incrementally updated model shows, cell by cell and role by role, what a fresh model given
+// only that snapshot shows, and every cell that changed was signalled.
+void TestKvCacheView::incrementalUpdatesMatchAFreshModel() {
+    QFETCH(bool, probe);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string path =
+        QFile::encodeName(dir.filePath(QStringLiteral("m.gguf"))).toStdString();
+    std::string error;
+    QVERIFY2(writeSyntheticModel(SyntheticSpec{}, path, error), error.c_str());
+    const std::unique_ptr<Model> synthetic = Model::load(path, error);
+    QVERIFY2(synthetic, error.c_str());
+    SessionOptions options;
+    options.kvWindow = 6;
+    options.sinks = SinkMode::FirstN;
+    options.firstN = 3;
+    options.probe = AttentionProbe{probe, -1, -1};
+    Session session(*synthetic, options);
+
+    const QSet<qint64> highlighted{1, 10, 40};
+    KvCacheModel incremental;
+    incremental.setHighlightedPositions(highlighted);
+    QSignalSpy resets(&incremental, &QAbstractItemModel::modelReset);
+    for (int step = 0; step < 80; ++step) {
+        const int32_t token = 259 + (step * 37) % 200;
+        session.prefill(std::span<const int32_t>(&token, 1));
+        const StepSnapshot snapshot = session.snapshot();
+        const TableContents before = tableContents(incremental);
+        QSignalSpy changes(&incremental, &QAbstractItemModel::dataChanged);
+        incremental.setSnapshot(snapshot);
+        KvCacheModel fresh;
+        fresh.setHighlightedPositions(highlighted);
+        fresh.setSnapshot(snapshot);
+        const TableContents after = tableContents(incremental);
+        QCOMPARE(after, tableContents(fresh));
+        if (step == 0) continue; // the first snapshot resets the empty model
+        for (int row = 0; row < after.size(); ++row)
+            for (int column = 0; column < after[row].size(); ++column)
+                if (after[row][column] != before[row][column])
+                    QVERIFY2(isSignalled(changes, row, column),
+                             qPrintable(QStringLiteral("step %1: cell (%2, %3) changed unsignalled")
+                                            .arg(step)
+                                            .arg(row)
+                                            .arg(column)));
+    }
+    QCOMPARE(resets.count(), 1);
+    QCOMPARE(incremental.rowCount(), 3 + 6);
+    QCOMPARE(incremental.snapshot().evictions, session.cache().evictions());
 }
 
 void TestKvCacheView::batchesShowTheNewest() {

@@ -57,6 +57,15 @@ bool startRunAndWaitForPoints(MainWindow& window) {
     return batches.wait(kWaitMs);
 }
 
+// The story repeated 50 times (tens of thousands of tokens): a run that one fast policy on a small
+// model cannot finish between its first points and the test's next click, however loaded the
+// machine (otherwise "the run stopped" would race with "the run finished").
+void makeRunLong(PoliciesPanel& panel) {
+    auto* repeat = panel.findChild<QSpinBox*>(QStringLiteral("policyRepeat"));
+    QVERIFY(repeat);
+    repeat->setValue(50);
+}
+
 void choosePolicies(PoliciesPanel& panel, const QStringList& names) {
     for (const Policy& policy : defaultPolicies()) {
         const QString name = QString::fromStdString(policyName(policy));
@@ -319,6 +328,7 @@ void TestPoliciesPanel::startingAChatStopsTheRun() {
     QVERIFY(window);
     PoliciesPanel* panel = window->policiesPanel();
     choosePolicies(*panel, {QStringLiteral("window")});
+    makeRunLong(*panel);
     QSignalSpy finished(panel, &PoliciesPanel::runFinished);
     QSignalSpy replies(window.get(), &MainWindow::replyFinished);
     QVERIFY(startRunAndWaitForPoints(*window));

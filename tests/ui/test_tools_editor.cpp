@@ -7,6 +7,7 @@
 #include "tools_editor.h"
 
 #include <QComboBox>
+#include <QFileDialog>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -50,6 +51,8 @@ private slots:
     void pickingPresetLoadsIt();
     void everyPresetIsValid();
     void filesRoundTrip();
+    void fileDialogsDoNotBlock();
+    void cannedResultsComeFromThePreset();
     void unsupportedKeywordIsAppliedWithAWarning();
     void highlighterColours();
 };
@@ -70,8 +73,8 @@ void TestToolsEditor::invalidJsonIsReportedAndNotEmitted_data() {
         << "  {\"name\": \"x\"}" << 1 << 3 << "the tools must be a JSON array, not an object";
     QTest::newRow("number instead of array")
         << "42" << 1 << 1 << "the tools must be a JSON array, not an integer";
-    QTest::newRow("tool without name") << "[{\"name\": \"a\"},\n {\"description\": \"b\"}]" << 2
-                                       << 2 << "/1: missing \"name\"";
+    QTest::newRow("tool without name")
+        << "[{\"name\": \"a\"},\n {\"description\": \"b\"}]" << 2 << 2 << "/1: missing \"name\"";
     QTest::newRow("name not a string")
         << "[{\"name\": 7}]" << 1 << 11 << "/0/name: expected a string, got an integer";
     QTest::newRow("name not an identifier")
@@ -244,9 +247,9 @@ void TestToolsEditor::everyPresetIsValid() {
 void TestToolsEditor::unsupportedKeywordIsAppliedWithAWarning() {
     ToolsEditor editor(QString{});
     QSignalSpy applied(&editor, &ToolsEditor::toolsApplied);
-    editor.setToolsText(QStringLiteral(
-        "[{\"name\": \"f\", \"parameters\": {\"type\": \"object\", \"properties\": "
-        "{\"code\": {\"type\": \"string\", \"pattern\": \"^[A-Z]+$\"}}}}]"));
+    editor.setToolsText(
+        QStringLiteral("[{\"name\": \"f\", \"parameters\": {\"type\": \"object\", \"properties\": "
+                       "{\"code\": {\"type\": \"string\", \"pattern\": \"^[A-Z]+$\"}}}}]"));
     QVERIFY(editor.apply());
     QCOMPARE(applied.count(), 1);
     QVERIFY(editor.errorMessage().isEmpty());
@@ -277,6 +280,57 @@ void TestToolsEditor::filesRoundTrip() {
     QVERIFY(!editor.loadFile(dir.filePath(QStringLiteral("missing.json"))));
     QVERIFY(editor.errorMessage().contains(QStringLiteral("cannot read")));
     QVERIFY(!editor.saveFile(dir.filePath(QStringLiteral("no/such/folder/tools.json"))));
+}
+
+// Open… and Save… show a window-modal dialog and return at once (a blocking exec() would hang
+// here); the choice arrives later through the dialog's signal.
+void TestToolsEditor::fileDialogsDoNotBlock() {
+    QTemporaryDir dir;
+    const QString source = dir.filePath(QStringLiteral("source.json"));
+    const QString tools = QStringLiteral("[{\"name\": \"from_file\"}]");
+    {
+        ToolsEditor writer(QString{});
+        writer.setToolsText(tools);
+        QVERIFY(writer.saveFile(source));
+    }
+    ToolsEditor editor(QString{});
+    editor.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&editor));
+
+    QTest::mouseClick(button(editor, QStringLiteral("Open…")), Qt::LeftButton);
+    auto* open = editor.findChild<QFileDialog*>();
+    QVERIFY(open);
+    QVERIFY(open->isVisible());
+    QCOMPARE(open->windowModality(), Qt::WindowModal);
+    QCOMPARE(editor.toolsText(), QString()); // nothing until a file is chosen
+    open->selectFile(source);
+    static_cast<QDialog*>(open)->accept(); // QFileDialog::accept, as the Open button does
+    QCOMPARE(editor.toolsText(), tools);
+    QTRY_VERIFY(!editor.findChild<QFileDialog*>()); // deleted on close
+
+    const QString target = dir.filePath(QStringLiteral("saved.json"));
+    QTest::mouseClick(button(editor, QStringLiteral("Save…")), Qt::LeftButton);
+    auto* save = editor.findChild<QFileDialog*>();
+    QVERIFY(save);
+    QVERIFY(save->isVisible());
+    QVERIFY(!QFile::exists(target));
+    save->selectFile(target);
+    static_cast<QDialog*>(save)->accept();
+    QFile saved(target);
+    QVERIFY(saved.open(QIODevice::ReadOnly));
+    QCOMPARE(QString::fromUtf8(saved.readAll()), tools);
+}
+
+void TestToolsEditor::cannedResultsComeFromThePreset() {
+    ToolsEditor editor;
+    QCOMPARE(editor.cannedResult(QStringLiteral("classify_sentiment")), QString()); // no preset
+    QVERIFY(editor.choosePreset(QStringLiteral("Review sentiment")));
+    const QString canned = editor.cannedResult(QStringLiteral("classify_sentiment"));
+    QVERIFY(canned.startsWith(QLatin1Char('{')));
+    QVERIFY(!canned.contains(QLatin1Char('\n'))); // compact
+    QCOMPARE(editor.cannedResult(QStringLiteral("not_a_tool")), QString());
+    QVERIFY(editor.choosePreset(QStringLiteral("Smart home"))); // a preset without results
+    QCOMPARE(editor.cannedResult(QStringLiteral("set_light")), QString());
 }
 
 void TestToolsEditor::highlighterColours() {

@@ -8,6 +8,7 @@
 #include "mask.h"
 #include "synthetic.h"
 #include "test_support.h"
+#include "tool_test_support.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -112,6 +113,7 @@ private slots:
     void newChatForgetsTheConversation();
     void invalidSettingsKeepTheSession();
     void emptyMessageIsRejected();
+    void toolResultContinuesAfterACall();
     void destroyingMidReplyDoesNotHang();
 
 private:
@@ -404,6 +406,63 @@ void TestWorker::emptyMessageIsRejected() {
     QCOMPARE(report.generatedTokens, 0);
     QCOMPARE(errors.size(), 2);
     QVERIFY(errors.at(1).at(0).toString().contains(QStringLiteral("empty")));
+}
+
+// Calls required: the reply is a call to a declared tool with its attribution; a result that is
+// not JSON feeds nothing; a JSON result is fed after the call and the assistant answers it.
+void TestWorker::toolResultContinuesAfterACall() {
+    const QString needlePath = m_dir.filePath(QStringLiteral("needle.gguf"));
+    std::string error;
+    QVERIFY2(writeSyntheticModel(test::smallSpec(true), QFile::encodeName(needlePath).toStdString(),
+                                 error),
+             error.c_str());
+    EngineClient client;
+    Received received(client);
+    const SessionInfo session = loadModel(client, needlePath, settingsWith(64), kLargerTools);
+    QCOMPARE(session.chatLayout, QStringLiteral("needle"));
+    QCOMPARE(session.toolSpans.size(), 1);
+    QVERIFY(session.toolSpans[0].begin > 0 && session.toolSpans[0].end < session.sinksUsed);
+
+    GenerationLimits limits;
+    limits.maxNewTokens = 48;
+    limits.calls = CallPolicy::Required;
+    QSignalSpy finished(&client, &EngineClient::generationFinished);
+    client.send(QStringLiteral("What time is it in Oslo?"), limits);
+    const GenerationReport call = waitForReply(finished);
+    QCOMPARE(call.reason, StopReason::ToolCall);
+    QVERIFY(!call.calls.isEmpty()); // one array may hold several calls
+    for (const ToolCallView& made : call.calls) {
+        QCOMPARE(made.name, QStringLiteral("get_time")); // the only tool declared
+        QVERIFY(made.attributed);
+        QCOMPARE(made.toolShares.size(), 1);
+        QVERIFY(qAbs(made.toolShares[0].second + made.otherShare - 1.0) < 1e-6);
+    }
+    const qint64 fedAfterCall = received.latest->tokensSeen;
+    QCOMPARE(received.pieces.size(), fedAfterCall - session.layout.prefixLength);
+
+    QSignalSpy errors(&client, &EngineClient::errorOccurred);
+    client.sendToolResult(QStringLiteral("{\"time\": "), limits);
+    const GenerationReport rejected = waitForReply(finished);
+    QCOMPARE(rejected.reason, StopReason::Failed);
+    QCOMPARE(rejected.generatedTokens, 0);
+    QCOMPARE(errors.size(), 1);
+    QVERIFY2(errors.at(0).at(0).toString().contains(QStringLiteral("not JSON")),
+             qPrintable(errors.at(0).at(0).toString()));
+    QCOMPARE(received.latest->tokensSeen, fedAfterCall);
+
+    limits.calls = CallPolicy::None;
+    client.sendToolResult(QStringLiteral("{\"time\": \"12:30\"}"), limits);
+    const GenerationReport answer = waitForReply(finished);
+    QVERIFY(answer.toolResultTurn);
+    QVERIFY(answer.calls.isEmpty());
+    QVERIFY(answer.reason == StopReason::EndOfText || answer.reason == StopReason::MaxTokens);
+    QVERIFY(answer.generatedTokens > 0);
+    QString fed;
+    for (qsizetype i = fedAfterCall - session.layout.prefixLength; i < received.pieces.size(); ++i)
+        fed += received.pieces[i].text;
+    QVERIFY2(fed.contains(QStringLiteral("<tool_result>")) && fed.contains(QStringLiteral("12:30")),
+             qPrintable(fed));
+    QCOMPARE(received.pieces.constLast().transcriptIndex, received.pieces.size() - 1);
 }
 
 // The destructor stops the reply, quits and joins the engine thread, even with a load queued

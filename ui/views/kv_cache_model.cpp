@@ -49,8 +49,44 @@ void KvCacheModel::setSnapshot(const StepSnapshot& snapshot) {
         endResetModel();
         return;
     }
+    updateSlots(snapshot);
+}
+
+// A slot's row changes when its token moved or the mask or the probe changed its kept flag or
+// weight; the rows losing or gaining the write-head or query marks change their font.
+void KvCacheModel::updateSlots(const StepSnapshot& snapshot) {
+    const std::vector<SlotView>& before = m_snapshot.cacheSlots;
+    std::vector<bool> changed(before.size(), false);
+    for (size_t i = 0; i < before.size(); ++i) {
+        const SlotView& a = before[i];
+        const SlotView& b = snapshot.cacheSlots[i];
+        changed[i] = a.token != b.token || a.position != b.position || a.kind != b.kind ||
+                     a.kept != b.kept || a.attention != b.attention || a.piece != b.piece;
+    }
+    for (const int slot :
+         {m_snapshot.ringHead, m_snapshot.querySlot, snapshot.ringHead, snapshot.querySlot})
+        if (slot >= 0 && size_t(slot) < changed.size()) changed[size_t(slot)] = true;
+    const bool queryMoved = snapshot.queryPosition != m_snapshot.queryPosition;
     m_snapshot = snapshot;
-    signalAllRowsChanged();
+    if (queryMoved && rowCount() > 0)
+        emit dataChanged(index(0, AgeColumn), index(rowCount() - 1, AgeColumn));
+    signalRowsChanged(changed);
+}
+
+// One dataChanged per run of consecutive changed rows.
+void KvCacheModel::signalRowsChanged(const std::vector<bool>& changed) {
+    const int rows = int(changed.size());
+    for (int first = 0; first < rows;) {
+        if (!changed[size_t(first)]) {
+            ++first;
+            continue;
+        }
+        int last = first;
+        while (last + 1 < rows && changed[size_t(last + 1)])
+            ++last;
+        emit dataChanged(index(first, 0), index(last, ColumnCount - 1));
+        first = last + 1;
+    }
 }
 
 void KvCacheModel::clear() {
@@ -156,14 +192,13 @@ QString KvCacheModel::toolTip(int slot) const {
     const SlotView& view = m_snapshot.cacheSlots[size_t(slot)];
     QStringList lines;
     lines << tr("slot %1 (%2)").arg(slot).arg(kindName(view.kind));
+    // Nothing here depends on the query's position (the Age column shows that), so that a step
+    // changes the tooltips of the rows it changes only.
     if (view.kind != SlotKind::Empty) {
-        lines << tr("position %1, age %2")
-                     .arg(view.position)
-                     .arg(m_snapshot.queryPosition - view.position);
+        lines << tr("position %1").arg(view.position);
         lines << tr("token %1: “%2”").arg(view.token).arg(visiblePiece(view.piece));
-        lines << (view.kept
-                      ? tr("kept by the mask for query %1").arg(m_snapshot.queryPosition)
-                      : tr("not kept by the mask for query %1").arg(m_snapshot.queryPosition));
+        lines << (view.kept ? tr("kept by the mask for the newest query")
+                            : tr("not kept by the mask for the newest query"));
     }
     if (slot == m_snapshot.ringHead)
         lines << tr("ring write head: the next non-sink token goes here");

@@ -1,11 +1,15 @@
 // One row per physical KV slot of the newest snapshot (sinks first, then the ring). Updating
-// with the same slot count only signals dataChanged, so a 30 Hz stream stays cheap.
+// with the same slot count signals dataChanged only for the cells that changed: the rows whose
+// slot changed (a step writes one ring slot; kept flags and weights move with the query), the Age
+// column when the query moved, and the rows that gain or lose the write-head and query marks.
 #pragma once
 
 #include "snapshot.h"
 
 #include <QAbstractTableModel>
 #include <QSet>
+
+#include <vector>
 
 namespace sinkscope::views {
 
@@ -44,6 +48,8 @@ private:
     QVariant background(int slot) const;
     QString toolTip(int slot) const;
     void signalAllRowsChanged();
+    void updateSlots(const sinkscope::StepSnapshot& snapshot);
+    void signalRowsChanged(const std::vector<bool>& changed);
 
     sinkscope::StepSnapshot m_snapshot;
     QSet<qint64> m_highlighted;

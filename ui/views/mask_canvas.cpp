@@ -4,6 +4,7 @@
 #include "piece_text.h"
 #include "view_colors.h"
 
+#include <QFont>
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -20,7 +21,8 @@ namespace sinkscope::views {
 
 namespace {
 
-constexpr double kWheelZoomStep = 1.25; // per wheel notch (120 units)
+constexpr double kWheelZoomStep = 1.25;        // per wheel notch (120 units)
+constexpr double kSinkStripMaxFraction = 0.25; // of the viewport's width, divider included
 
 QString quotedPiece(const QString& piece) {
     return piece.isEmpty() ? QStringLiteral("(no text)")
@@ -62,7 +64,7 @@ void MaskCanvas::rowsChanged() {
         updateScrollRanges();
         if (m_following) scrollToNewest();
     }
-    rebuildImage();
+    invalidateImage();
 }
 
 void MaskCanvas::setCellSize(double cellSize, QPoint anchor) {
@@ -81,7 +83,7 @@ void MaskCanvas::setCellSize(double cellSize, QPoint anchor) {
             verticalScrollBar()->setValue(int(std::lround(anchorY * m_cellSize - anchor.y())));
         }
     }
-    rebuildImage();
+    invalidateImage();
 }
 
 void MaskCanvas::zoomBy(double factor) {
@@ -105,10 +107,36 @@ void MaskCanvas::setFollowing(bool following) {
     emit followingChanged(m_following);
 }
 
-void MaskCanvas::setHighlightedKey(qint64 key) {
-    if (key == m_highlightedKey) return;
-    m_highlightedKey = key;
-    rebuildImage();
+void MaskCanvas::setHighlightedKeys(std::vector<int64_t> keys) {
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    keys.erase(keys.begin(), std::lower_bound(keys.begin(), keys.end(), 0));
+    if (keys == m_highlightedKeys) return;
+    m_highlightedKeys = std::move(keys);
+    invalidateImage();
+}
+
+int MaskCanvas::sinkStripWidth() const {
+    return sinkStrip().width();
+}
+
+// Shown once the first sink's column has scrolled (even partly) out of view on the left.
+MaskCanvas::SinkStrip MaskCanvas::sinkStrip() const {
+    SinkStrip strip;
+    const int64_t sinks = m_rows.sinkCount();
+    if (sinks == 0 || double(m_rows.sinkAt(0)) * m_cellSize >= horizontalScrollBar()->value())
+        return strip;
+    const int cellsRoom =
+        std::max(1, int(viewport()->width() * kSinkStripMaxFraction) - kDividerPixels);
+    strip.sinkCellSize = std::min(m_cellSize, double(cellsRoom) / double(sinks));
+    strip.cellsWidth = std::clamp(int(std::ceil(double(sinks) * strip.sinkCellSize)), 1, cellsRoom);
+    return strip;
+}
+
+std::optional<int64_t> MaskCanvas::sinkInStrip(const SinkStrip& strip, int x) const {
+    if (x < 0 || x >= strip.cellsWidth) return std::nullopt;
+    const auto rank = std::min(m_rows.sinkCount() - 1, int64_t(std::floor(x / strip.sinkCellSize)));
+    return m_rows.sinkAt(rank);
 }
 
 MaskCanvas::VisibleCells MaskCanvas::visibleCells() const {
@@ -119,7 +147,7 @@ MaskCanvas::VisibleCells MaskCanvas::visibleCells() const {
     VisibleCells cells;
     const int left = horizontalScrollBar()->value();
     const int top = verticalScrollBar()->value();
-    cells.firstKey = cellUnder(left);
+    cells.firstKey = cellUnder(left + sinkStrip().width());
     cells.lastKey = cellUnder(left + viewport()->width() - 1);
     cells.firstQuery = cellUnder(top);
     cells.lastQuery = cellUnder(top + viewport()->height() - 1);
@@ -127,17 +155,26 @@ MaskCanvas::VisibleCells MaskCanvas::visibleCells() const {
 }
 
 QPoint MaskCanvas::cellCenter(qint64 q, qint64 k) const {
+    const int y = int(std::floor((double(q) + 0.5) * m_cellSize)) - verticalScrollBar()->value();
+    const SinkStrip strip = sinkStrip();
+    const int64_t rank = strip.cellsWidth > 0 ? m_rows.sinkRank(k) : -1;
+    if (rank >= 0) return QPoint(int(std::floor((double(rank) + 0.5) * strip.sinkCellSize)), y);
     return QPoint(int(std::floor((double(k) + 0.5) * m_cellSize)) - horizontalScrollBar()->value(),
-                  int(std::floor((double(q) + 0.5) * m_cellSize)) - verticalScrollBar()->value());
+                  y);
 }
 
 std::optional<std::pair<qint64, qint64>> MaskCanvas::cellAt(QPoint pos) const {
     if (!viewport()->rect().contains(pos)) return std::nullopt;
-    const auto k = qint64(std::floor((horizontalScrollBar()->value() + pos.x()) / m_cellSize));
     const auto q = qint64(std::floor((verticalScrollBar()->value() + pos.y()) / m_cellSize));
-    if (q < 0 || k < 0 || q >= m_rows.positionCount() || k >= m_rows.positionCount())
+    const SinkStrip strip = sinkStrip();
+    std::optional<qint64> k;
+    if (pos.x() < strip.width())
+        k = sinkInStrip(strip, pos.x());
+    else
+        k = qint64(std::floor((horizontalScrollBar()->value() + pos.x()) / m_cellSize));
+    if (!k || q < 0 || *k < 0 || q >= m_rows.positionCount() || *k >= m_rows.positionCount())
         return std::nullopt;
-    return std::pair{q, k};
+    return std::pair{q, *k};
 }
 
 QString MaskCanvas::describeCell(qint64 q, qint64 k) const {
@@ -161,7 +198,10 @@ QString MaskCanvas::describeCell(qint64 q, qint64 k) const {
     return lines.join(QLatin1Char('\n'));
 }
 
+// The image is rebuilt here only when something changed since the last paint: a hidden heatmap
+// builds nothing, and changes between two paints cost one build.
 void MaskCanvas::paintEvent(QPaintEvent*) {
+    if (m_imageStale) rebuildImage();
     QPainter painter(viewport());
     painter.drawImage(0, 0, m_image);
 }
@@ -172,7 +212,7 @@ void MaskCanvas::resizeEvent(QResizeEvent* event) {
 }
 
 void MaskCanvas::scrollContentsBy(int, int) {
-    if (!m_adjusting) rebuildImage();
+    if (!m_adjusting) invalidateImage();
 }
 
 void MaskCanvas::wheelEvent(QWheelEvent* event) {
@@ -196,6 +236,8 @@ bool MaskCanvas::viewportEvent(QEvent* event) {
     const auto* help = static_cast<QHelpEvent*>(event);
     if (const auto cell = cellAt(help->pos()))
         QToolTip::showText(help->globalPos(), describeCell(cell->first, cell->second), viewport());
+    else if (help->pos().x() < sinkStripWidth())
+        QToolTip::showText(help->globalPos(), dividerToolTip(), viewport());
     else
         QToolTip::hideText();
     return true;
@@ -203,8 +245,10 @@ bool MaskCanvas::viewportEvent(QEvent* event) {
 
 void MaskCanvas::changeEvent(QEvent* event) {
     QAbstractScrollArea::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange)
-        rebuildImage();
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
+        m_divider = QImage();
+        invalidateImage();
+    }
 }
 
 int MaskCanvas::matrixPixels() const {
@@ -243,15 +287,60 @@ void MaskCanvas::userScrolled() {
     emit followingChanged(m_following);
 }
 
+void MaskCanvas::paintSinkStrip(const SinkStrip& strip, const MaskColors& colors) {
+    MaskRenderRequest request;
+    request.cellSize = m_cellSize;
+    request.origin = QPoint(0, verticalScrollBar()->value());
+    request.size = QSize(strip.cellsWidth, m_image.height());
+    request.highlightedKeys = m_highlightedKeys;
+    paintSinkColumns(m_image, m_rows, colors, request, strip.sinkCellSize);
+    if (m_divider.height() != m_image.height()) m_divider = renderDivider(m_image.height());
+    QPainter(&m_image).drawImage(strip.cellsWidth, 0, m_divider);
+}
+
+// A band in the window colour with edges and a vertical "pinned sinks" label at its top.
+QImage MaskCanvas::renderDivider(int height) const {
+    QImage image(kDividerPixels, height, QImage::Format_RGB32);
+    image.fill(palette().color(QPalette::Window));
+    QPainter painter(&image);
+    painter.fillRect(QRect(0, 0, 1, height), palette().color(QPalette::Mid));
+    painter.fillRect(QRect(kDividerPixels - 1, 0, 1, height), palette().color(QPalette::Mid));
+    QFont font = painter.font();
+    font.setPixelSize(kDividerPixels - 4);
+    painter.setFont(font);
+    painter.setPen(palette().color(QPalette::WindowText));
+    painter.translate(2, 4);
+    painter.rotate(90);
+    painter.drawText(QPoint(0, -2), tr("◀ pinned sinks"));
+    return image;
+}
+
+QString MaskCanvas::dividerToolTip() const {
+    const int64_t sinks = m_rows.sinkCount();
+    return tr("Pinned sinks: the %1 sink positions (%2–%3) stay drawn left of this divider.\n"
+              "Right of it: the scrolled matrix, keys from %4.")
+        .arg(sinks)
+        .arg(sinks > 0 ? m_rows.sinkAt(0) : 0)
+        .arg(sinks > 0 ? m_rows.sinkAt(sinks - 1) : 0)
+        .arg(visibleCells().firstKey);
+}
+
+void MaskCanvas::invalidateImage() {
+    m_imageStale = true;
+    viewport()->update();
+    emit viewChanged();
+}
+
 void MaskCanvas::rebuildImage() {
     MaskRenderRequest request;
     request.cellSize = m_cellSize;
     request.origin = QPoint(horizontalScrollBar()->value(), verticalScrollBar()->value());
     request.size = viewport()->size();
-    request.highlightedKey = m_highlightedKey;
-    m_image = renderMask(m_rows, MaskColors::forPalette(palette()), request);
-    viewport()->update();
-    emit viewChanged();
+    request.highlightedKeys = m_highlightedKeys;
+    const MaskColors colors = MaskColors::forPalette(palette());
+    renderMaskInto(m_image, m_rows, colors, request);
+    if (const SinkStrip strip = sinkStrip(); strip.cellsWidth > 0) paintSinkStrip(strip, colors);
+    m_imageStale = false;
 }
 
 } // namespace sinkscope::views

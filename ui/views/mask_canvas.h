@@ -1,14 +1,20 @@
 // The heatmap's scrolling surface: maps viewport pixels to (query, key) cells, keeps a cached
 // image of the visible cells only, and handles zoom, follow mode, clicks and tooltips.
+// Once the sink columns scroll out of view on the left, a pinned strip at the viewport's left
+// edge shows them (all sinks, in position order, narrowed to fit), then a labelled divider, then
+// the scrolled matrix: the sinks stay visible in long sessions.
 #pragma once
 
 #include "mask_rows.h"
+#include "view_colors.h"
 
 #include <QAbstractScrollArea>
 #include <QImage>
 
+#include <cstdint>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace sinkscope::views {
 
@@ -33,8 +39,11 @@ public:
     bool isFollowing() const { return m_following; }
     void setFollowing(bool following);
 
-    qint64 highlightedKey() const { return m_highlightedKey; }
-    void setHighlightedKey(qint64 key);
+    const std::vector<int64_t>& highlightedKeys() const { return m_highlightedKeys; } // sorted
+    void setHighlightedKeys(std::vector<int64_t> keys);
+
+    // Viewport pixels [0, sinkStripWidth()) hold the pinned sinks and the divider; 0 when hidden.
+    int sinkStripWidth() const;
 
     // The cells in view, clamped to the matrix: [firstQuery, lastQuery] x [firstKey, lastKey].
     struct VisibleCells {
@@ -45,7 +54,8 @@ public:
     };
     VisibleCells visibleCells() const;
 
-    QPoint cellCenter(qint64 q, qint64 k) const;                       // viewport pixels
+    // In viewport pixels; a sink's centre lies in the pinned strip while the strip is shown.
+    QPoint cellCenter(qint64 q, qint64 k) const;
     std::optional<std::pair<qint64, qint64>> cellAt(QPoint pos) const; // (q, k)
     QString describeCell(qint64 q, qint64 k) const;                    // the tooltip's text
 
@@ -64,19 +74,35 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
+    // The pinned strip: the sinks, sinkCellSize pixels each, then the divider.
+    struct SinkStrip {
+        double sinkCellSize = 0;
+        int cellsWidth = 0; // 0: the strip is hidden
+        int width() const { return cellsWidth > 0 ? cellsWidth + kDividerPixels : 0; }
+    };
+    static constexpr int kDividerPixels = 14;
+
+    SinkStrip sinkStrip() const;
+    std::optional<int64_t> sinkInStrip(const SinkStrip& strip, int x) const; // nullopt: divider
+    void paintSinkStrip(const SinkStrip& strip, const MaskColors& colors);   // into m_image
+    QImage renderDivider(int height) const;
+    QString dividerToolTip() const;
     int matrixPixels() const; // the matrix's side in pixels at the current zoom
     void updateScrollRanges();
     void scrollToNewest();
     void userScrolled();
     bool newestCellVisible() const;
+    void invalidateImage(); // rebuilt at the next paint
     void rebuildImage();
 
     const MaskRows& m_rows;
-    QImage m_image; // the visible cells, rebuilt when the rows, viewport, zoom or colours change
+    QImage m_image;   // the visible cells, rebuilt when the rows, viewport, zoom or colours change
+    QImage m_divider; // [kDividerPixels x viewport height], rebuilt on resize or palette change
+    bool m_imageStale = true;
     double m_cellSize = kDefaultCellSize;
     bool m_following = true;
-    bool m_adjusting = false; // scroll changes made by this class, not by the user
-    qint64 m_highlightedKey = -1;
+    bool m_adjusting = false;               // scroll changes made by this class, not by the user
+    std::vector<int64_t> m_highlightedKeys; // sorted, unique
 };
 
 } // namespace sinkscope::views

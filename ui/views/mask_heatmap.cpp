@@ -137,7 +137,11 @@ void MaskHeatmap::refreshStatus() {
         return;
     }
     const MaskCanvas::VisibleCells view = m_canvas->visibleCells();
-    m_status->setText(tr("q %1–%2 × k %3–%4 of %5 · window %6 · %7")
+    const QString pinned = m_canvas->sinkStripWidth() > 0
+                               ? tr("%1 sinks pinned · ").arg(m_rows.sinkCount())
+                               : QString();
+    m_status->setText(tr("%1q %2–%3 × k %4–%5 of %6 · window %7 · %8")
+                          .arg(pinned)
                           .arg(view.firstQuery)
                           .arg(view.lastQuery)
                           .arg(view.firstKey)
@@ -166,16 +170,26 @@ void MaskHeatmap::addSnapshots(const QList<StepSnapshot>& snapshots) {
 
 void MaskHeatmap::clear() {
     m_rows.clear();
-    m_canvas->setHighlightedKey(-1);
+    m_canvas->setHighlightedKeys({});
     m_canvas->rowsChanged();
 }
 
+void MaskHeatmap::highlightKeyPositions(const QList<qint64>& positions) {
+    m_canvas->setHighlightedKeys(std::vector<int64_t>(positions.begin(), positions.end()));
+}
+
+QList<qint64> MaskHeatmap::highlightedKeyPositions() const {
+    const std::vector<int64_t>& keys = m_canvas->highlightedKeys();
+    return QList<qint64>(keys.begin(), keys.end());
+}
+
 void MaskHeatmap::highlightKeyPosition(qint64 position) {
-    m_canvas->setHighlightedKey(position);
+    highlightKeyPositions(position >= 0 ? QList<qint64>{position} : QList<qint64>{});
 }
 
 qint64 MaskHeatmap::highlightedKeyPosition() const {
-    return m_canvas->highlightedKey();
+    const std::vector<int64_t>& keys = m_canvas->highlightedKeys();
+    return keys.empty() ? -1 : keys.front();
 }
 
 QImage MaskHeatmap::renderWholeMatrix(int maxSide) const {
@@ -185,7 +199,7 @@ QImage MaskHeatmap::renderWholeMatrix(int maxSide) const {
     request.cellSize = std::min(kExportMaxCellSize, double(maxSide) / double(count));
     const int side = std::min(maxSide, int(std::ceil(double(count) * request.cellSize)));
     request.size = QSize(side, side);
-    request.highlightedKey = m_canvas->highlightedKey();
+    request.highlightedKeys = m_canvas->highlightedKeys();
     return renderMask(m_rows, MaskColors::forPalette(palette()), request);
 }
 
@@ -267,6 +281,10 @@ QPoint MaskHeatmap::cellCenter(qint64 q, qint64 k) const {
 
 std::optional<std::pair<qint64, qint64>> MaskHeatmap::cellAt(QPoint viewportPos) const {
     return m_canvas->cellAt(viewportPos);
+}
+
+int MaskHeatmap::sinkStripWidth() const {
+    return m_canvas->sinkStripWidth();
 }
 
 } // namespace sinkscope::views

@@ -33,9 +33,13 @@ public:
     void addSnapshots(const QList<sinkscope::StepSnapshot>& snapshots); // one repaint per batch
     void clear(); // a new session: forget every row
 
-    // The column of this key position is drawn highlighted; -1 removes the highlight.
+    // These key columns are drawn highlighted (in the matrix and in the pinned sink strip),
+    // replacing any earlier highlight; an empty list clears it. Negative positions are ignored.
+    void highlightKeyPositions(const QList<qint64>& positions);
+    QList<qint64> highlightedKeyPositions() const; // sorted, unique
+    // One column: the same as highlightKeyPositions({position}); -1 removes the highlight.
     void highlightKeyPosition(qint64 position);
-    qint64 highlightedKeyPosition() const;
+    qint64 highlightedKeyPosition() const; // the lowest highlighted position, -1 when none
 
     // The whole matrix, each side at most maxSide pixels (cells shrink below a pixel if needed).
     QImage renderWholeMatrix(int maxSide = 4096) const;
@@ -62,6 +66,9 @@ public:
     QWidget* canvasViewport() const;
     QPoint cellCenter(qint64 q, qint64 k) const;
     std::optional<std::pair<qint64, qint64>> cellAt(QPoint viewportPos) const; // (q, k)
+    // Viewport pixels [0, sinkStripWidth()) show the pinned sink columns and their divider once
+    // the sinks have scrolled out of view; 0 while the strip is hidden.
+    int sinkStripWidth() const;
 
 signals:
     void keyPositionClicked(qint64 position);

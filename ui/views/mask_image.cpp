@@ -47,7 +47,8 @@ struct PixelSpan {
     int64_t cell = -1;  // the key (or query) drawn, -1 past the matrix
     int64_t first = -1; // the cells the pixel covers: [first, last)
     int64_t last = -1;
-    bool gap = false; // the last pixel of a cell wide enough to be drawn apart
+    bool gap = false;         // the last pixel of a cell wide enough to be drawn apart
+    bool highlighted = false; // a key column: it covers a highlighted key
 };
 
 PixelSpan spanAt(int matrixPixel, double cellSize, int64_t count) {
@@ -62,6 +63,11 @@ PixelSpan spanAt(int matrixPixel, double cellSize, int64_t count) {
     return span;
 }
 
+bool isHighlighted(const std::vector<int64_t>& keys, int64_t first, int64_t last) {
+    const auto found = std::lower_bound(keys.begin(), keys.end(), first);
+    return found != keys.end() && *found < last;
+}
+
 // Key columns: a pixel covering several keys shows a sink among them, so that sink columns stay
 // visible at any zoom.
 std::vector<PixelSpan> keyColumns(const MaskRows& rows, const MaskRenderRequest& request) {
@@ -72,7 +78,30 @@ std::vector<PixelSpan> keyColumns(const MaskRows& rows, const MaskRenderRequest&
             const int64_t sink = rows.firstSinkIn(span.first, span.last);
             if (sink >= 0) span.cell = sink;
         }
+        span.highlighted =
+            span.cell >= 0 && isHighlighted(request.highlightedKeys, span.first, span.last);
         columns[size_t(x)] = span;
+    }
+    return columns;
+}
+
+// Sink columns side by side: a pixel covers the sinks of ranks [first, last) in
+// spanAt(x, sinkCellSize, sinkCount); its span holds their positions [sinkAt(first),
+// sinkAt(last - 1)] and is highlighted when a highlighted key is one of those sinks.
+std::vector<PixelSpan> sinkColumns(const MaskRows& rows, const MaskRenderRequest& request,
+                                   double sinkCellSize) {
+    std::vector<PixelSpan> columns(size_t(request.size.width()));
+    for (int x = 0; x < request.size.width(); ++x) {
+        const PixelSpan ranks = spanAt(x, sinkCellSize, rows.sinkCount());
+        if (ranks.cell < 0) continue;
+        PixelSpan& span = columns[size_t(x)];
+        span.cell = rows.sinkAt(ranks.first);
+        span.first = span.cell;
+        span.last = rows.sinkAt(ranks.last - 1) + 1;
+        span.gap = ranks.gap;
+        for (int64_t rank = ranks.first; rank < ranks.last && !span.highlighted; ++rank)
+            span.highlighted =
+                isHighlighted(request.highlightedKeys, rows.sinkAt(rank), rows.sinkAt(rank) + 1);
     }
     return columns;
 }
@@ -117,41 +146,42 @@ void paintLine(QRgb* pixels, int y, const MaskRows& rows, const CellPalette& pal
     }
 }
 
+// Paints the image's pixel columns [0, columns.size()).
 void paintCells(QImage& image, const MaskRows& rows, const MaskColors& colors,
                 const MaskRenderRequest& request, const std::vector<PixelSpan>& columns,
                 const std::vector<PixelSpan>& lines) {
     const CellPalette palette(colors);
     const QRgb background = colors.background.rgb();
+    const auto width = qsizetype(columns.size());
     for (int y = 0; y < image.height(); ++y) {
         const PixelSpan& line = lines[size_t(y)];
         auto* pixels = reinterpret_cast<QRgb*>(image.scanLine(y));
         if (line.cell < 0 || line.gap) {
-            std::fill_n(pixels, image.width(), background);
+            std::fill_n(pixels, width, background);
             continue;
         }
         // The pixel lines of one recorded row are identical: copy the line above.
         const PixelSpan* above = y > 0 ? &lines[size_t(y - 1)] : nullptr;
         if (above && above->cell == line.cell && !above->gap && rows.isRecorded(line.cell)) {
-            std::copy_n(reinterpret_cast<const QRgb*>(image.constScanLine(y - 1)), image.width(),
-                        pixels);
+            std::copy_n(reinterpret_cast<const QRgb*>(image.constScanLine(y - 1)), width, pixels);
             continue;
         }
         paintLine(pixels, y, rows, palette, background, request, columns, line);
     }
 }
 
-void paintHighlightedColumn(QImage& image, const MaskColors& colors,
-                            const MaskRenderRequest& request, const std::vector<PixelSpan>& columns,
-                            const std::vector<PixelSpan>& lines) {
-    const int64_t key = request.highlightedKey;
+// Highlighted columns get a solid edge when cells are wide enough to show one, a tint inside.
+void paintHighlightedColumns(QImage& image, const MaskColors& colors, double columnCellSize,
+                             const std::vector<PixelSpan>& columns,
+                             const std::vector<PixelSpan>& lines) {
     const QRgb edge = colors.highlight.rgb();
-    for (int x = 0; x < image.width(); ++x) {
+    const int width = int(columns.size());
+    for (int x = 0; x < width; ++x) {
         const PixelSpan& column = columns[size_t(x)];
-        if (column.first < 0 || key < column.first || key >= column.last) continue;
+        if (!column.highlighted) continue;
         const bool leftEdge = x == 0 || columns[size_t(x - 1)].first != column.first;
-        const bool rightEdge =
-            x + 1 == image.width() || columns[size_t(x + 1)].first != column.first;
-        const bool solid = request.cellSize >= 4 && (leftEdge || rightEdge);
+        const bool rightEdge = x + 1 == width || columns[size_t(x + 1)].first != column.first;
+        const bool solid = columnCellSize >= 4 && (leftEdge || rightEdge);
         for (int y = 0; y < image.height(); ++y) {
             if (lines[size_t(y)].cell < 0) continue;
             auto* pixel = reinterpret_cast<QRgb*>(image.scanLine(y)) + x;
@@ -160,18 +190,53 @@ void paintHighlightedColumn(QImage& image, const MaskColors& colors,
     }
 }
 
+bool canRender(const QImage& image, const MaskRows& rows, const MaskRenderRequest& request) {
+    return !image.isNull() && rows.positionCount() > 0 && request.cellSize > 0;
+}
+
+// The previous image's memory is reused when the size has not changed: a fresh multi-megabyte
+// image per frame costs more in page faults than painting it.
+void prepareImage(QImage& image, QSize size) {
+    if (image.size() != size || image.format() != QImage::Format_RGB32)
+        image = QImage(size, QImage::Format_RGB32);
+}
+
+void paintColumns(QImage& image, const MaskRows& rows, const MaskColors& colors,
+                  const MaskRenderRequest& request, const std::vector<PixelSpan>& columns,
+                  double columnCellSize) {
+    const std::vector<PixelSpan> lines = queryLines(rows, request);
+    paintCells(image, rows, colors, request, columns, lines);
+    if (!request.highlightedKeys.empty())
+        paintHighlightedColumns(image, colors, columnCellSize, columns, lines);
+}
+
 } // namespace
+
+void renderMaskInto(QImage& image, const MaskRows& rows, const MaskColors& colors,
+                    const MaskRenderRequest& request) {
+    prepareImage(image, request.size);
+    if (canRender(image, rows, request))
+        paintColumns(image, rows, colors, request, keyColumns(rows, request), request.cellSize);
+    else
+        image.fill(colors.background);
+}
 
 QImage renderMask(const MaskRows& rows, const MaskColors& colors,
                   const MaskRenderRequest& request) {
-    QImage image(request.size, QImage::Format_RGB32);
-    image.fill(colors.background);
-    if (image.isNull() || rows.positionCount() == 0 || request.cellSize <= 0) return image;
-    const std::vector<PixelSpan> columns = keyColumns(rows, request);
-    const std::vector<PixelSpan> lines = queryLines(rows, request);
-    paintCells(image, rows, colors, request, columns, lines);
-    if (request.highlightedKey >= 0) paintHighlightedColumn(image, colors, request, columns, lines);
+    QImage image;
+    renderMaskInto(image, rows, colors, request);
     return image;
+}
+
+void paintSinkColumns(QImage& image, const MaskRows& rows, const MaskColors& colors,
+                      const MaskRenderRequest& request, double sinkCellSize) {
+    const int width = std::min(request.size.width(), image.width());
+    if (width <= 0 || request.size.height() != image.height() || !canRender(image, rows, request) ||
+        sinkCellSize <= 0)
+        return;
+    MaskRenderRequest strip = request;
+    strip.size.setWidth(width);
+    paintColumns(image, rows, colors, strip, sinkColumns(rows, strip, sinkCellSize), sinkCellSize);
 }
 
 QImage renderLegendSwatch(const MaskColors& colors, MaskLegendEntry entry, QSize size) {

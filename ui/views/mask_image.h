@@ -1,5 +1,5 @@
 // Paints the mask matrix (rows = query positions, columns = key positions) into an image: the
-// heatmap's viewport cache and its PNG export share this one renderer.
+// heatmap's viewport cache, its pinned sink strip and its PNG export share this one renderer.
 #pragma once
 
 #include "mask_rows.h"
@@ -9,19 +9,31 @@
 #include <QPoint>
 #include <QSize>
 
+#include <cstdint>
+#include <vector>
+
 namespace sinkscope::views {
 
 struct MaskRenderRequest {
-    double cellSize = 1;         // pixels per cell; below 1 a pixel covers several cells
-    QPoint origin;               // the matrix pixel drawn at the image's top-left corner
-    QSize size;                  // the image's size in pixels
-    int64_t highlightedKey = -1; // key column drawn highlighted, -1 for none
+    double cellSize = 1;                  // pixels per cell; below 1 a pixel covers several cells
+    QPoint origin;                        // the matrix pixel drawn at the image's top-left corner
+    QSize size;                           // the image's size in pixels
+    std::vector<int64_t> highlightedKeys; // key columns drawn highlighted, sorted
 };
 
 // Below this cell size cells are drawn edge to edge; from it on a one-pixel gap separates them.
 inline constexpr double kMaskGapCellSize = 6.0;
 
 QImage renderMask(const MaskRows& rows, const MaskColors& colors, const MaskRenderRequest& request);
+// The same into `image`, whose memory is reused when it already has request.size.
+void renderMaskInto(QImage& image, const MaskRows& rows, const MaskColors& colors,
+                    const MaskRenderRequest& request);
+
+// Overpaints the image's pixel columns [0, request.size.width()) with the sink columns alone,
+// side by side in position order, each sinkCellSize pixels wide; rows as in renderMask
+// (request.cellSize, request.origin.y()); request.size.height() must be the image's height.
+void paintSinkColumns(QImage& image, const MaskRows& rows, const MaskColors& colors,
+                      const MaskRenderRequest& request, double sinkCellSize);
 
 // Legend swatches drawn with the renderer's own colours.
 enum class MaskLegendEntry { Recent, Sink, Evicted, Future, NotRecorded, WeightRamp };

@@ -1,11 +1,14 @@
 #include "mask_rows.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 namespace sinkscope::views {
 
 namespace {
+
+constexpr int32_t kUnknownToken = INT32_MIN; // no snapshot named this position's token yet
 
 int64_t windowStart(int64_t q, int64_t window) {
     return std::max<int64_t>(0, q - window + 1);
@@ -24,9 +27,10 @@ void MaskRows::add(const StepSnapshot& snapshot) {
     for (size_t i = 0; i < snapshot.cacheSlots.size(); ++i) {
         const SlotView& slot = snapshot.cacheSlots[i];
         if (slot.position >= 0)
-            learnPosition(slot.position, slot.piece, int(i), slot.kind == SlotKind::Sink);
+            learnPosition(slot.position, slot.token, slot.piece, int(i),
+                          slot.kind == SlotKind::Sink);
     }
-    learnPosition(q, snapshot.queryPiece, snapshot.querySlot, false);
+    learnPosition(q, snapshot.queryToken, snapshot.queryPiece, snapshot.querySlot, false);
 
     Row& row = m_rows[size_t(q)];
     row.window = snapshot.effectiveWindow;
@@ -41,6 +45,7 @@ void MaskRows::add(const StepSnapshot& snapshot) {
 void MaskRows::clear() {
     m_rows = {};
     m_pieces = {};
+    m_tokens = {};
     m_slots = {};
     m_sinkFlags = {};
     m_sinkPositions = {};
@@ -52,14 +57,18 @@ void MaskRows::growTo(int64_t count, int64_t gapWindow) {
     gap.window = gapWindow;
     m_rows.resize(size_t(count), gap);
     m_pieces.resize(size_t(count));
+    m_tokens.resize(size_t(count), kUnknownToken);
     m_slots.resize(size_t(count), -1);
     m_sinkFlags.resize(size_t(count), 0);
 }
 
-void MaskRows::learnPosition(int64_t position, const std::string& piece, int slot, bool sink) {
+void MaskRows::learnPosition(int64_t position, int32_t token, const std::string& piece, int slot,
+                             bool sink) {
     const auto index = size_t(position);
-    if (!piece.empty() || m_pieces[index].isEmpty())
+    if (m_tokens[index] != token || (m_pieces[index].isEmpty() && !piece.empty())) {
+        m_tokens[index] = token;
         m_pieces[index] = QString::fromUtf8(piece.data(), qsizetype(piece.size()));
+    }
     if (slot >= 0) m_slots[index] = slot;
     if (sink && !m_sinkFlags[index]) {
         m_sinkFlags[index] = 1;
@@ -88,10 +97,8 @@ int64_t MaskRows::weightIndex(const Row& row, int64_t q, int64_t k) const {
     if (row.weights.empty() || k > q || k < 0) return -1;
     const int64_t start = windowStart(q, row.window);
     if (k >= start) return row.outsideSinks + (k - start);
-    if (!isSink(k)) return -1;
-    const int64_t rank = std::lower_bound(m_sinkPositions.begin(), m_sinkPositions.end(), k) -
-                         m_sinkPositions.begin();
-    return rank < row.outsideSinks ? rank : -1;
+    const int64_t rank = sinkRank(k);
+    return rank >= 0 && rank < row.outsideSinks ? rank : -1;
 }
 
 bool MaskRows::isRecorded(int64_t q) const {
@@ -139,6 +146,12 @@ int64_t MaskRows::firstSinkIn(int64_t first, int64_t last) const {
     return found != m_sinkPositions.end() && *found < last ? *found : -1;
 }
 
+int64_t MaskRows::sinkRank(int64_t k) const {
+    if (!isSink(k)) return -1;
+    return std::lower_bound(m_sinkPositions.begin(), m_sinkPositions.end(), k) -
+           m_sinkPositions.begin();
+}
+
 QString MaskRows::piece(int64_t position) const {
     return position >= 0 && position < positionCount() ? m_pieces[size_t(position)] : QString();
 }
@@ -162,8 +175,8 @@ int64_t MaskRows::memoryBytes() const {
     bytes += int64_t(m_pieces.capacity() * sizeof(QString));
     for (const QString& piece : m_pieces)
         bytes += piece.capacity() * qsizetype(sizeof(QChar));
-    bytes += int64_t(m_slots.capacity() * sizeof(int32_t) + m_sinkFlags.capacity() +
-                     m_sinkPositions.capacity() * sizeof(int64_t));
+    bytes += int64_t((m_slots.capacity() + m_tokens.capacity()) * sizeof(int32_t) +
+                     m_sinkFlags.capacity() + m_sinkPositions.capacity() * sizeof(int64_t));
     return bytes;
 }
 

@@ -40,6 +40,10 @@ public:
     std::optional<float> weight(int64_t q, int64_t k) const;      // the probe's raw weight
     // First sink in [first, last), or -1: lets a zoomed-out pixel column show a sink it covers.
     int64_t firstSinkIn(int64_t first, int64_t last) const;
+    // The sinks in position order: rank r in [0, sinkCount()) is the r-th sink position.
+    int64_t sinkCount() const { return int64_t(m_sinkPositions.size()); }
+    int64_t sinkAt(int64_t rank) const { return m_sinkPositions[size_t(rank)]; }
+    int64_t sinkRank(int64_t k) const; // -1 when k is not a sink
 
     QString piece(int64_t position) const; // the token's text as the engine decoded it
     int slotOf(int64_t position) const;    // the physical slot of the position's K/V, or -1
@@ -58,12 +62,16 @@ private:
     };
 
     void growTo(int64_t count, int64_t gapWindow);
-    void learnPosition(int64_t position, const std::string& piece, int slot, bool sink);
+    // Converts the piece only when the position's token is new: most slots of a snapshot were
+    // learnt from the snapshots before it.
+    void learnPosition(int64_t position, int32_t token, const std::string& piece, int slot,
+                       bool sink);
     void recordWeights(Row& row, const StepSnapshot& snapshot) const;
     int64_t weightIndex(const Row& row, int64_t q, int64_t k) const; // -1: no weight kept
 
     std::vector<Row> m_rows;              // [positions]
     std::vector<QString> m_pieces;        // [positions]
+    std::vector<int32_t> m_tokens;        // [positions], kUnknownToken until learnt
     std::vector<int32_t> m_slots;         // [positions]
     std::vector<uint8_t> m_sinkFlags;     // [positions]
     std::vector<int64_t> m_sinkPositions; // sorted

@@ -45,6 +45,11 @@ std::optional<ToolsPreset> parsePreset(const QByteArray& bytes) {
     parsed.description = jsonString(preset, "description");
     parsed.query = jsonString(preset, "query");
     parsed.toolsText = QString::fromStdString(preset["tools"].dump(kJsonIndent));
+    const auto results = preset.find("results");
+    if (results != preset.end() && results->is_object())
+        for (const auto& [tool, result] : results->items())
+            parsed.results.insert(QString::fromStdString(tool),
+                                  QString::fromStdString(result.dump()));
     return parsed;
 }
 
@@ -165,6 +170,12 @@ QString ToolsEditor::currentPresetQuery() const {
     return index >= 0 && index < m_presets.size() ? m_presets[index].query : QString();
 }
 
+QString ToolsEditor::cannedResult(const QString& tool) const {
+    const int index = m_presetBox->currentIndex();
+    return index >= 0 && index < m_presets.size() ? m_presets[index].results.value(tool)
+                                                  : QString();
+}
+
 void ToolsEditor::setToolsText(const QString& text) {
     m_editor->setPlainText(text);
     clearError();
@@ -209,7 +220,8 @@ bool ToolsEditor::saveFile(const QString& path) const {
 }
 
 QStringList ToolsEditor::warnings() const {
-    return m_warningLabel->isHidden() ? QStringList() : m_warningLabel->text().split(QLatin1Char('\n'));
+    return m_warningLabel->isHidden() ? QStringList()
+                                      : m_warningLabel->text().split(QLatin1Char('\n'));
 }
 
 QString ToolsEditor::errorMessage() const {
@@ -254,17 +266,26 @@ void ToolsEditor::clearError() {
     m_editor->setExtraSelections({});
 }
 
+// Window-modal with open(), never exec(): the chat keeps streaming while a dialog is up.
 void ToolsEditor::openWithDialog() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open tools"), QString(),
-                                                      tr("JSON files (*.json);;All files (*)"));
-    if (!path.isEmpty()) loadFile(path);
+    auto* dialog = new QFileDialog(this, tr("Open tools"), QString(),
+                                   tr("JSON files (*.json);;All files (*)"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setFileMode(QFileDialog::ExistingFile);
+    connect(dialog, &QFileDialog::fileSelected, this, &ToolsEditor::loadFile);
+    dialog->open();
 }
 
 void ToolsEditor::saveWithDialog() {
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Save tools"), QStringLiteral("tools.json"), tr("JSON files (*.json)"));
-    if (!path.isEmpty() && !saveFile(path))
-        showMessage(tr("cannot write %1").arg(QDir::toNativeSeparators(path)));
+    auto* dialog = new QFileDialog(this, tr("Save tools"), QStringLiteral("tools.json"),
+                                   tr("JSON files (*.json)"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setAcceptMode(QFileDialog::AcceptSave);
+    dialog->setDefaultSuffix(QStringLiteral("json"));
+    connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
+        if (!saveFile(path)) showMessage(tr("cannot write %1").arg(QDir::toNativeSeparators(path)));
+    });
+    dialog->open();
 }
 
 void ToolsEditor::changeEvent(QEvent* event) {

@@ -6,6 +6,7 @@
 #include "tools_validation.h"
 
 #include <QList>
+#include <QMap>
 #include <QString>
 #include <QWidget>
 
@@ -17,12 +18,14 @@ namespace sinkscope::views {
 
 class JsonHighlighter;
 
-// A preset file: {"name": "...", "description": "...", "tools": [...], "query": "..."}.
+// A preset file: {"name": "...", "description": "...", "tools": [...], "query": "...",
+// "results": {"tool": result, ...}} (engine/tool_preset.h).
 struct ToolsPreset {
     QString name;
     QString description;
-    QString toolsText; // the tools array, indented for the editor
-    QString query;     // a sample query that uses the tools
+    QString toolsText;              // the tools array, indented for the editor
+    QString query;                  // a sample query that uses the tools
+    QMap<QString, QString> results; // tool name -> its canned result, compact JSON
 };
 
 class ToolsEditor : public QWidget {
@@ -40,6 +43,8 @@ public:
     bool choosePreset(const QString& name); // as if picked in the combo box; false if unknown
     QString currentPresetName() const;      // "" when no preset is chosen
     QString currentPresetQuery() const;
+    // The chosen preset's canned result for `tool` (compact JSON); "" when it has none.
+    QString cannedResult(const QString& tool) const;
 
     bool apply(); // validates; emits toolsApplied and returns true when the text is valid
     bool loadFile(const QString& path); // a tools array, or a preset file (takes its tools)
