@@ -1,12 +1,12 @@
 // sinkscope-cli as scripts see it: exit status, one-line errors, and the JSON each command prints,
 // checked against the budget table, llama.cpp's reference outputs and the cache's invariants.
+#include "cli_run.h"
 #include "test_support.h"
 
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QtTest>
 
 #include <algorithm>
@@ -14,9 +14,12 @@
 
 namespace {
 
+using sinkscope::test::CliRun;
+using sinkscope::test::describe;
+using sinkscope::test::runCli;
+
 using sinkscope::test::sharedPath;
 
-constexpr int kTimeoutMs = 300'000;
 constexpr qint64 kBudgetBytes = 12'058'624;
 
 // The synthetic model initTestCase writes: make-model's defaults.
@@ -26,42 +29,6 @@ constexpr int kLayers = 2;
 constexpr int kKvDim = 2 * (64 / 4); // n_head_kv * head_dim
 constexpr int kFf = 128;
 constexpr int kSyntheticBudgetWindow = 2048; // 12,058,624 / 144 bytes a position, capped by ctx
-
-struct CliRun {
-    bool finished = false;
-    bool crashed = false;
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
-
-CliRun runCli(const QStringList& args) {
-    QProcess process;
-    process.start(QStringLiteral(SINKSCOPE_CLI_PATH), args);
-    CliRun run;
-    if (!process.waitForStarted()) {
-        run.err = "could not start " SINKSCOPE_CLI_PATH;
-        return run;
-    }
-    process.closeWriteChannel();
-    run.finished = process.waitForFinished(kTimeoutMs);
-    if (!run.finished) {
-        process.kill();
-        process.waitForFinished();
-    }
-    run.crashed = process.exitStatus() == QProcess::CrashExit;
-    run.exitCode = process.exitCode();
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
-}
-
-QString describe(const QStringList& args, const CliRun& run) {
-    return QStringLiteral("sinkscope-cli %1 -> exit %2, stderr: %3")
-        .arg(args.join(' '))
-        .arg(run.exitCode)
-        .arg(QString::fromUtf8(run.err));
-}
 
 QList<int> toIntList(const QJsonValue& value) {
     QList<int> ids;
@@ -163,7 +130,7 @@ void TestCli::initTestCase() {
 bool TestCli::runJson(const QStringList& args, QJsonObject& report) {
     const CliRun run = runCli(args);
     if (!run.finished || run.crashed || run.exitCode != 0) {
-        qWarning().noquote() << describe(args, run);
+        qWarning().noquote() << describe(run);
         return false;
     }
     QJsonParseError error;
@@ -208,7 +175,7 @@ void TestCli::helpPrintsUsage_data() {
 void TestCli::helpPrintsUsage() {
     QFETCH(QStringList, args);
     const CliRun run = runCli(args);
-    QVERIFY2(run.exitCode == 0, qPrintable(describe(args, run)));
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
     QVERIFY(run.err.isEmpty());
     QVERIFY(run.out.startsWith("usage: sinkscope-cli"));
     for (const char* command :
@@ -428,8 +395,8 @@ void TestCli::rejectsBadInput() {
     QFETCH(QString, message);
     args = withPlaceholders(args);
     const CliRun run = runCli(args);
-    QVERIFY2(run.finished && !run.crashed, qPrintable(describe(args, run)));
-    QVERIFY2(run.exitCode == exitCode, qPrintable(describe(args, run)));
+    QVERIFY2(run.finished && !run.crashed, qPrintable(describe(run)));
+    QVERIFY2(run.exitCode == exitCode, qPrintable(describe(run)));
     QVERIFY2(run.out.isEmpty(), run.out.constData());
     const QString err = QString::fromUtf8(run.err);
     QVERIFY2(err.startsWith("sinkscope-cli: error: "), qPrintable(err));
@@ -580,7 +547,7 @@ void TestCli::streamedTextMatchesJsonText() {
         "run",      "--model",     m_model, "--prompt-file", path("prompt.txt"),
         "--greedy", "--n-predict", "30",    "--ignore-eos"};
     const CliRun streamed = runCli(args);
-    QVERIFY2(streamed.exitCode == 0, qPrintable(describe(args, streamed)));
+    QVERIFY2(streamed.exitCode == 0, qPrintable(describe(streamed)));
     QVERIFY(streamed.err.isEmpty());
     QJsonObject report;
     QVERIFY(runJson(args + QStringList{"--json"}, report));
@@ -852,7 +819,7 @@ void TestCli::streamPplReportsEveryPolicy() {
 void TestCli::streamPplPrintsTable() {
     const QStringList args = streamPplArgs();
     const CliRun run = runCli(args);
-    QVERIFY2(run.exitCode == 0, qPrintable(describe(args, run)));
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
     QVERIFY(run.err.isEmpty());
     const QString table = QString::fromUtf8(run.out);
     QVERIFY2(table.contains("repeated 3 times"), qPrintable(table));
@@ -915,7 +882,7 @@ void TestCli::soakKeepsInvariantsAndFlatMemory() {
 void TestCli::soakReportsRssEveryTenThousandTokens() {
     const QStringList args = {"soak", "--model", m_model, "--tokens", "10000", "--json"};
     const CliRun run = runCli(args);
-    QVERIFY2(run.finished && !run.crashed && run.exitCode == 0, qPrintable(describe(args, run)));
+    QVERIFY2(run.finished && !run.crashed && run.exitCode == 0, qPrintable(describe(run)));
     const QList<QByteArray> lines = run.err.trimmed().split('\n');
     QCOMPARE(lines.size(), 1);
     const QJsonObject progress = QJsonDocument::fromJson(lines.front()).object();

@@ -2,6 +2,7 @@
 // sinkscope-cli eval-tools report on a synthetic model (counts, known outcomes, the sinks-off
 // control), and the model's window and position mode from its metadata in budget, run and
 // eval-tools.
+#include "cli_run.h"
 #include "gguf_writer.h"
 #include "session_defaults.h"
 #include "tool_eval.h"
@@ -10,7 +11,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -20,35 +20,13 @@
 
 namespace {
 
+using sinkscope::test::CliRun;
+using sinkscope::test::runCli;
+
 using Json = nlohmann::ordered_json;
 using sinkscope::FunctionCall;
 
-constexpr int kTimeoutMs = 300'000;
 constexpr int kTurns = 32; // a suite's conversations have at least 32 turns (issue 6)
-
-struct CliRun {
-    int exitCode = -1;
-    bool crashed = false;
-    QByteArray out;
-    QByteArray err;
-};
-
-CliRun runCli(const QStringList& args) {
-    QProcess process;
-    process.start(QStringLiteral(SINKSCOPE_CLI_PATH), args);
-    CliRun run;
-    if (!process.waitForStarted() || !process.waitForFinished(kTimeoutMs)) {
-        process.kill();
-        process.waitForFinished();
-        run.err = "did not run to the end";
-        return run;
-    }
-    run.crashed = process.exitStatus() == QProcess::CrashExit;
-    run.exitCode = process.exitCode();
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
-}
 
 // The tools of the hand-written suites: one with an integer, one with an enum and an array.
 const char* const kTools =

@@ -1,5 +1,6 @@
 // sinkscope-cli run --tools as scripts see it: Needle's response shape with the run fields, calls
 // that validate against the file's tools, and bad tools files as exit 3 with the schema message.
+#include "cli_run.h"
 #include "synthetic.h"
 #include "tool_calls.h"
 #include "tool_preset.h"
@@ -8,41 +9,14 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
 namespace {
 
-constexpr int kTimeoutMs = 300'000;
-
-struct CliRun {
-    int exitCode = -1;
-    bool crashed = false;
-    QByteArray out;
-    QByteArray err;
-};
-
-CliRun runCli(const QStringList& args) {
-    QProcess process;
-    process.start(QStringLiteral(SINKSCOPE_CLI_PATH), args);
-    CliRun run;
-    if (!process.waitForStarted() || !process.waitForFinished(kTimeoutMs)) {
-        process.kill();
-        process.waitForFinished();
-        run.err = "did not run to the end";
-        return run;
-    }
-    run.crashed = process.exitStatus() == QProcess::CrashExit;
-    run.exitCode = process.exitCode();
-    run.out = process.readAllStandardOutput();
-    run.err = process.readAllStandardError();
-    return run;
-}
-
-QString describe(const CliRun& run) {
-    return QStringLiteral("exit %1, stderr: %2").arg(run.exitCode).arg(QString::fromUtf8(run.err));
-}
+using sinkscope::test::CliRun;
+using sinkscope::test::describe;
+using sinkscope::test::runCli;
 
 QString presetPath(const char* file) {
     return QFINDTESTDATA(QStringLiteral("../resources/presets/%1").arg(file));
