@@ -14,7 +14,9 @@ Assistant part of a turn without a call:
 
 {tools} is the compact JSON array of the tool schemas, {calls} the compact JSON array
 [{"name":...,"arguments":{...}}], {result} the compact JSON of the turn's result
-(default {"status":"ok"}). Sinks: BOS and every token from <tools> to </tools> inclusive.
+(default {"status":"ok"}). Sinks: the tool block, every token from BOS to </tools> inclusive (the
+system turn and turn 1's <|im_start|>user\n included), exactly what the engine's chat template
+pins (engine/chat_template.h), so that training sees the streaming distances the app will use.
 Loss: the assistant's tokens (call or reply, through its <|im_end|>).
 """
 
@@ -45,10 +47,11 @@ def render(conv, tok, max_turns=None):
     r = Rendered()
     r.add([tok.id("<s>")], sink=True)
     if conv.get("system"):
-        r.add([sp["<|im_start|>"]] + frag("system\n" + conv["system"]) + [sp["<|im_end|>"]] + frag("\n"))
+        r.add([sp["<|im_start|>"]] + frag("system\n" + conv["system"]) + [sp["<|im_end|>"]] + frag("\n"),
+              sink=True)
     turns = conv["turns"] if max_turns is None else conv["turns"][:max_turns]
     for i, turn in enumerate(turns):
-        r.add([sp["<|im_start|>"]] + frag("user\n"))  # the query continues this fragment
+        r.add([sp["<|im_start|>"]] + frag("user\n"), sink=i == 0)  # the query continues it
         if i == 0:
             r.add([sp["<tools>"]] + frag(compact(conv["tools"])) + [sp["</tools>"]], sink=True)
             r.add(frag("\n" + turn["query"]))
