@@ -448,7 +448,15 @@ private:
                 return std::nullopt;
             }
         }
-        return readValue(node, pointer, 0, ValueType::Object);
+        // Without "type", an enum or const would type the schema by its values: still not an
+        // object, and the call grammar can only write arguments as an object.
+        std::optional<ValueSchema> parameters = readValue(node, pointer, 0, ValueType::Object);
+        if (parameters && parameters->type != ValueType::Object) {
+            error(pointer, std::string("parameters must be of type \"object\", not \"") +
+                               valueTypeName(parameters->type) + "\" (inferred from its values)");
+            return std::nullopt;
+        }
+        return parameters;
     }
 
     // The node's type: written, or inferred from enum/const, or `fallback`.

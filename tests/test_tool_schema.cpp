@@ -86,6 +86,12 @@ private slots:
         QTest::newRow("parameters not object type")
             << QByteArray(R"([{"name":"a","parameters":{"type":"string"}}])")
             << R"(/0/parameters/type: parameters must be of type "object", not "string")";
+        QTest::newRow("parameters typed by an enum (fuzz_call_grammar)")
+            << QByteArray(R"([{"name":"a","parameters":{"enum":["positive","negative"]}}])")
+            << R"(/0/parameters: parameters must be of type "object", not "string" (inferred from its values))";
+        QTest::newRow("parameters typed by a const")
+            << QByteArray(R"([{"name":"a","parameters":{"const":3}}])")
+            << R"(/0/parameters: parameters must be of type "object", not "integer" (inferred from its values))";
         QTest::newRow("parameters not a schema")
             << QByteArray(R"([{"name":"a","parameters":[]}])")
             << "/0/parameters: expected a schema object, got an array";
