@@ -19,6 +19,7 @@
 #include "test_support.h"
 #include "token_text_view.h"
 #include "tools_editor.h"
+#include "window_test_support.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -40,6 +41,9 @@ using namespace sinkscope::ui;
 
 namespace {
 
+using test::useTemporaryAppFolders;
+using test::typeMessage;
+
 constexpr int kWaitMs = 60000;
 const QString kSmallTools = QStringLiteral(R"([{"name":"get_time"}])");
 
@@ -51,12 +55,6 @@ void typeValue(QAbstractSpinBox* spin, const QString& text) {
     QTest::keyClick(spin, Qt::Key_A, Qt::ControlModifier);
     QTest::keyClicks(spin, text);
     QTest::keyClick(spin, Qt::Key_Return);
-}
-
-void typeMessage(MainWindow& window, const QString& text) {
-    MessageInput* input = window.chatPanel()->input();
-    QTest::keyClicks(input, text);
-    QTest::keyClick(input, Qt::Key_Return);
 }
 
 GenerationReport waitForReply(QSignalSpy& replies) {
@@ -112,11 +110,7 @@ private:
 
 void TestMainWindow::initTestCase() {
     QVERIFY(m_dir.isValid());
-    // Settings and AppDataLocation (the first-run model) go to temporary folders.
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.filePath("config"));
-    qputenv("XDG_DATA_HOME", QFile::encodeName(m_dir.filePath("data")));
-    QCoreApplication::setOrganizationName(QStringLiteral("Sinkscope"));
-    QCoreApplication::setApplicationName(QStringLiteral("sinkscope"));
+    useTemporaryAppFolders(m_dir);
     QVERIFY(MainWindow::defaultModelPath().startsWith(m_dir.path()));
 
     m_modelPath = m_dir.filePath(QStringLiteral("synthetic.gguf"));
@@ -145,15 +139,7 @@ template <typename Edit> void TestMainWindow::saveSettings(Edit edit) {
 }
 
 WindowPtr TestMainWindow::openWindow() {
-    auto window = std::make_unique<MainWindow>();
-    QSignalSpy sessions(window.get(), &MainWindow::sessionRebuilt);
-    window->show();
-    if (!QTest::qWaitForWindowExposed(window.get())) return nullptr;
-    // Settings, tools and the model are queued in that order: the model's session comes last.
-    while (!window->hasModel() || sessions.isEmpty() ||
-           sessions.constLast().at(0).value<SessionInfo>().reason != QStringLiteral("Model loaded"))
-        if (!sessions.wait(kWaitMs)) return nullptr;
-    return window;
+    return test::openLoadedWindow(kWaitMs);
 }
 
 // Window 16: after the reply, the KV view shows the 16 newest positions in the ring and the

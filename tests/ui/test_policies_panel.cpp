@@ -13,6 +13,7 @@
 #include "policy_slots_view.h"
 #include "synthetic.h"
 #include "token_text_view.h"
+#include "window_test_support.h"
 
 #include <QChart>
 #include <QChartView>
@@ -32,6 +33,8 @@ using namespace sinkscope;
 using namespace sinkscope::ui;
 
 namespace {
+
+using test::useTemporaryAppFolders;
 
 constexpr int kWaitMs = 120000;
 constexpr int kCloseLimitMs = 5000; // a run stops within one position: far below this
@@ -112,10 +115,7 @@ private:
 
 void TestPoliciesPanel::initTestCase() {
     QVERIFY(m_dir.isValid());
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.filePath("config"));
-    qputenv("XDG_DATA_HOME", QFile::encodeName(m_dir.filePath("data")));
-    QCoreApplication::setOrganizationName(QStringLiteral("Sinkscope"));
-    QCoreApplication::setApplicationName(QStringLiteral("sinkscope"));
+    useTemporaryAppFolders(m_dir);
 
     m_modelPath = m_dir.filePath(QStringLiteral("synthetic.gguf"));
     std::string error;
@@ -137,13 +137,8 @@ void TestPoliciesPanel::initTestCase() {
 }
 
 WindowPtr TestPoliciesPanel::openWindow() {
-    auto window = std::make_unique<MainWindow>();
-    QSignalSpy sessions(window.get(), &MainWindow::sessionRebuilt);
-    window->show();
-    if (!QTest::qWaitForWindowExposed(window.get())) return nullptr;
-    while (!window->hasModel() || sessions.isEmpty() ||
-           sessions.constLast().at(0).value<SessionInfo>().reason != QStringLiteral("Model loaded"))
-        if (!sessions.wait(kWaitMs)) return nullptr;
+    WindowPtr window = test::openLoadedWindow(kWaitMs);
+    if (!window) return nullptr;
     window->tabs()->setCurrentWidget(window->policiesPanel());
     return window;
 }

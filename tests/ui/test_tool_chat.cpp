@@ -18,6 +18,7 @@
 #include "tool_result_box.h"
 #include "tool_test_support.h"
 #include "tools_editor.h"
+#include "window_test_support.h"
 
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -34,6 +35,9 @@ using namespace sinkscope::ui;
 
 namespace {
 
+using test::useTemporaryAppFolders;
+using test::typeMessage;
+
 constexpr int kWaitMs = 60000;
 constexpr int kWindow = 64;
 const QString kSentiment = QStringLiteral("Review sentiment");
@@ -44,12 +48,6 @@ const QString kEditedTools = QStringLiteral(
     R"("object", "properties": {"room": {"type": "string"}}, "required": ["room"]}}])");
 
 using WindowPtr = std::unique_ptr<MainWindow>;
-
-void typeMessage(MainWindow& window, const QString& text) {
-    MessageInput* input = window.chatPanel()->input();
-    QTest::keyClicks(input, text);
-    QTest::keyClick(input, Qt::Key_Return);
-}
 
 GenerationReport waitForReply(QSignalSpy& replies) {
     if (replies.isEmpty() && !replies.wait(kWaitMs)) return {};
@@ -126,10 +124,7 @@ private:
 
 void TestToolChat::initTestCase() {
     QVERIFY(m_dir.isValid());
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.filePath("config"));
-    qputenv("XDG_DATA_HOME", QFile::encodeName(m_dir.filePath("data")));
-    QCoreApplication::setOrganizationName(QStringLiteral("Sinkscope"));
-    QCoreApplication::setApplicationName(QStringLiteral("sinkscope"));
+    useTemporaryAppFolders(m_dir);
 
     std::string error;
     m_needleModel = m_dir.filePath(QStringLiteral("needle.gguf"));
@@ -159,14 +154,7 @@ void TestToolChat::saveSettings(CallPolicy calls) {
 }
 
 WindowPtr TestToolChat::openWindow() {
-    auto window = std::make_unique<MainWindow>();
-    QSignalSpy sessions(window.get(), &MainWindow::sessionRebuilt);
-    window->show();
-    if (!QTest::qWaitForWindowExposed(window.get())) return nullptr;
-    while (!window->hasModel() || sessions.isEmpty() ||
-           sessions.constLast().at(0).value<SessionInfo>().reason != QStringLiteral("Model loaded"))
-        if (!sessions.wait(kWaitMs)) return nullptr;
-    return window;
+    return test::openLoadedWindow(kWaitMs);
 }
 
 SessionInfo TestToolChat::applyPreset(MainWindow& window, const QString& preset) {

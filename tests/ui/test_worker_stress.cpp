@@ -18,6 +18,7 @@
 #include "token_text_view.h"
 #include "tool_test_support.h"
 #include "tools_editor.h"
+#include "window_test_support.h"
 
 #include <QComboBox>
 #include <QPushButton>
@@ -32,6 +33,9 @@ using namespace sinkscope;
 using namespace sinkscope::ui;
 
 namespace {
+
+using test::useTemporaryAppFolders;
+using test::typeMessage;
 
 constexpr int kWaitMs = 60000; // generous: a wait that runs out is a deadlock
 #ifdef SINKSCOPE_SANITIZED
@@ -71,12 +75,6 @@ std::uint64_t stressSeed() {
     bool ok = false;
     const qulonglong seed = qEnvironmentVariable("SINKSCOPE_STRESS_SEED").toULongLong(&ok);
     return ok ? seed : kDefaultSeed;
-}
-
-void typeMessage(MainWindow& window, const QString& text) {
-    MessageInput* input = window.chatPanel()->input();
-    QTest::keyClicks(input, text);
-    QTest::keyClick(input, Qt::Key_Return);
 }
 
 void typeValue(QAbstractSpinBox* spin, const QString& text) {
@@ -144,10 +142,7 @@ private:
 
 void TestWorkerStress::initTestCase() {
     QVERIFY(m_dir.isValid());
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.filePath("config"));
-    qputenv("XDG_DATA_HOME", QFile::encodeName(m_dir.filePath("data")));
-    QCoreApplication::setOrganizationName(QStringLiteral("Sinkscope"));
-    QCoreApplication::setApplicationName(QStringLiteral("sinkscope"));
+    useTemporaryAppFolders(m_dir);
 
     for (const bool needle : {true, false}) {
         const QString path = m_dir.filePath(needle ? "needle.gguf" : "plain.gguf");

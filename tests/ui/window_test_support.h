@@ -1,0 +1,52 @@
+// Helpers shared by the suites that drive the whole playground window: private settings and data
+// folders, a window opened with its model loaded, and typing a message as a user does.
+#pragma once
+
+#include "chat_panel.h"
+#include "engine_types.h"
+#include "main_window.h"
+#include "message_input.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <memory>
+
+namespace sinkscope::test {
+
+// Settings and AppDataLocation (where the first-run model is written) inside `dir`, so that a
+// test never reads or writes the user's own.
+inline void useTemporaryAppFolders(const QTemporaryDir& dir) {
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, dir.filePath("config"));
+    qputenv("XDG_DATA_HOME", QFile::encodeName(dir.filePath("data")));
+    QCoreApplication::setOrganizationName(QStringLiteral("Sinkscope"));
+    QCoreApplication::setApplicationName(QStringLiteral("sinkscope"));
+}
+
+// A shown window with its model loaded and its first session built; nullptr when that takes
+// longer than `waitMs`. Settings, tools and the model are queued in that order, so the model's
+// session comes last.
+inline std::unique_ptr<ui::MainWindow> openLoadedWindow(int waitMs) {
+    auto window = std::make_unique<ui::MainWindow>();
+    QSignalSpy sessions(window.get(), &ui::MainWindow::sessionRebuilt);
+    window->show();
+    if (!QTest::qWaitForWindowExposed(window.get())) return nullptr;
+    while (!window->hasModel() || sessions.isEmpty() ||
+           sessions.constLast().at(0).value<ui::SessionInfo>().reason !=
+               QStringLiteral("Model loaded"))
+        if (!sessions.wait(waitMs)) return nullptr;
+    return window;
+}
+
+// Types `text` into the chat's input and presses Enter.
+inline void typeMessage(ui::MainWindow& window, const QString& text) {
+    ui::MessageInput* input = window.chatPanel()->input();
+    QTest::keyClicks(input, text);
+    QTest::keyClick(input, Qt::Key_Return);
+}
+
+} // namespace sinkscope::test
