@@ -66,7 +66,8 @@ Session::Session(const Model& model, const SessionOptions& options)
     : m_model(model), m_options(options), m_budgetWindow(budgetWindowFor(model.config())),
       m_cache(cacheShapeFor(model.config(), options)),
       m_state(model.config(), m_cache.slotCount()),
-      m_slotPieces(static_cast<size_t>(m_cache.slotCount())) {}
+      m_slotPieces(static_cast<size_t>(m_cache.slotCount())),
+      m_pieceTokens(static_cast<size_t>(m_cache.slotCount()), -1) {}
 
 bool Session::isSinkByMode(int32_t token, int64_t position) const {
     switch (m_options.sinks) {
@@ -84,7 +85,6 @@ std::span<const float> Session::feed(int32_t token, bool sink) {
     if (token < 0 || token >= m_model.config().nVocab)
         throw std::out_of_range("token id " + std::to_string(token) + " is outside the vocabulary");
     const int slot = m_cache.place(token, m_position, sink);
-    m_slotPieces[static_cast<size_t>(slot)] = m_model.tokenizer().piece(token, true);
     const QueryPlacement where{m_position, slot, m_options.positions == PositionMode::Streaming};
     forward(m_model, m_cache, m_state, token, where, m_options.probe);
     m_history.push_back(token);
@@ -159,6 +159,10 @@ StepSnapshot Session::snapshot() const {
         view.kind = info.kind;
         if (info.kind == SlotKind::Empty)
             continue;
+        if (m_pieceTokens[i] != info.token) {
+            m_slotPieces[i] = tokenizer.piece(info.token, true);
+            m_pieceTokens[i] = info.token;
+        }
         view.piece = m_slotPieces[i];
         view.kept = keep(s.queryPosition, info.position, cache.shape().window,
                          info.kind == SlotKind::Sink);

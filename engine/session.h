@@ -89,9 +89,11 @@ private:
     std::vector<int32_t> m_history;
     int m_lastSlot = -1;
     bool m_lastGenerated = false;
-    // The display piece of each slot's token, set when the token is placed: a snapshot copies
-    // these instead of decoding every slot's token again. [slots]
-    std::vector<std::string> m_slotPieces;
+    // The display piece of each slot's token, filled by snapshot() for slots whose token changed
+    // since the last snapshot, so that neither feed() (the decode hot path) nor a snapshot
+    // decodes every slot's token again. [slots]; m_pieceTokens: the token each piece is of.
+    mutable std::vector<std::string> m_slotPieces;
+    mutable std::vector<int32_t> m_pieceTokens;
 };
 
 } // namespace sinkscope
