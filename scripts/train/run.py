@@ -90,13 +90,15 @@ def main():
     ap.add_argument("--minutes", default="84",
                     help="training-time budget; the LR decays over it (0: follow --steps)")
     ap.add_argument("--window", default="96", help="kv window for evaluation and metadata")
+    ap.add_argument("--threads", default="1", help="PyTorch threads for training")
     ap.add_argument("--build", default="",
                     help="a Sinkscope CMake build folder: also check the GGUF against the engine")
     args = ap.parse_args()
     os.makedirs(args.work_dir, exist_ok=True)
     train_tokenizer(args.work_dir)
     write_suites(args.work_dir, args.ci_suites)
-    run("train.py", "--work-dir", args.work_dir, "--steps", args.steps, "--minutes", args.minutes)
+    run("train.py", "--work-dir", args.work_dir, "--steps", args.steps, "--minutes", args.minutes,
+        "--threads", args.threads)
     suites = [os.path.join(args.work_dir, "suites", n + ".jsonl") for n in SUITES]
     eval_args = ["--work-dir", args.work_dir, "--window", args.window, "--limit", "16"]
     for s in suites:
