@@ -45,6 +45,8 @@ AppSettings AppSettings::load() {
     engine.kvWindow = qMax(0, settings.value("cache/kvWindow", defaults.engine.kvWindow).toInt());
     engine.kvBits = validKvBits(settings.value("cache/kvBits", defaults.engine.kvBits).toInt());
     engine.positions = positionModeFromName(settings.value("cache/positions").toString());
+    engine.useModelHints =
+        settings.value("cache/useModelHints", defaults.engine.useModelHints).toBool();
     engine.sinks = sinkModeFromName(settings.value("cache/sinks").toString());
     engine.firstN = qMax(0, settings.value("cache/firstN", defaults.engine.firstN).toInt());
     engine.probe.enabled = settings.value("probe/enabled", defaults.engine.probe.enabled).toBool();
@@ -82,6 +84,7 @@ void AppSettings::save() const {
     settings.setValue("cache/kvWindow", engine.kvWindow);
     settings.setValue("cache/kvBits", engine.kvBits);
     settings.setValue("cache/positions", QString::fromLatin1(positionModeName(engine.positions)));
+    settings.setValue("cache/useModelHints", engine.useModelHints);
     settings.setValue("cache/sinks", QString::fromLatin1(sinkModeName(engine.sinks)));
     settings.setValue("cache/firstN", engine.firstN);
     settings.setValue("probe/enabled", engine.probe.enabled);

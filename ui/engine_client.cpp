@@ -54,11 +54,11 @@ template <typename Request> void EngineClient::post(Request request) {
     QMetaObject::invokeMethod(m_worker.get(), std::move(request), Qt::QueuedConnection);
 }
 
-void EngineClient::openModel(const QString& path, bool writeSyntheticIfMissing) {
+void EngineClient::openModel(const QString& path, bool installDefault) {
     stop();
     EngineWorker* worker = m_worker.get();
-    post([worker, path, writeSyntheticIfMissing] {
-        worker->openModel(path, writeSyntheticIfMissing);
+    post([worker, path, installDefault] {
+        worker->openModel(path, installDefault);
     });
 }
 

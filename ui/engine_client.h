@@ -27,7 +27,7 @@ public:
     ~EngineClient() override;
 
     // Loading stops a running generation first; the previous model stays on failure.
-    void openModel(const QString& path, bool writeSyntheticIfMissing = false);
+    void openModel(const QString& path, bool installDefault = false);
     void applySettings(const EngineSettings& settings);
     void applyTools(const QString& compactJson);
     // Queues one user turn; returns its ticket (generationFinished reports it).

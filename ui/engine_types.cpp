@@ -6,8 +6,9 @@ namespace sinkscope::ui {
 
 bool EngineSettings::sameSession(const EngineSettings& other) const {
     return kvWindow == other.kvWindow && kvBits == other.kvBits && positions == other.positions &&
-           sinks == other.sinks && firstN == other.firstN && probe.enabled == other.probe.enabled &&
-           probe.layer == other.probe.layer && probe.head == other.probe.head;
+           sinks == other.sinks && firstN == other.firstN && useModelHints == other.useModelHints &&
+           probe.enabled == other.probe.enabled && probe.layer == other.probe.layer &&
+           probe.head == other.probe.head;
 }
 
 bool EngineSettings::sameSampler(const EngineSettings& other) const {

@@ -21,7 +21,10 @@ struct EngineSettings {
     int kvBits = 8;     // 8, 16 or 32
     PositionMode positions = PositionMode::Absolute;
     SinkMode sinks = SinkMode::ToolsAndBos;
-    int firstN = 4;                     // for SinkMode::FirstN
+    int firstN = 4; // for SinkMode::FirstN
+    // A model's own suggested window and positions (its sinkscope.* metadata) replace kvWindow and
+    // positions, each where the model has one.
+    bool useModelHints = true;
     AttentionProbe probe{true, -1, -1}; // layer/head -1 = the mean
     SamplerOptions sampler;
 
@@ -50,6 +53,8 @@ struct ModelInfo {
     int nCtxTrain = 0;
     qint64 parameters = 0;
     qint64 fileBytes = 0;
+    int suggestedKvWindow = 0;  // from the model's metadata; 0 = none
+    QString suggestedPositions; // "absolute", "streaming" or "" (none)
 
     QString displayName() const; // the GGUF name, or the file name when it has none
 };
@@ -93,6 +98,7 @@ struct SessionInfo {
     QStringList prefixPieces; // [prefixLength] the text of each prefix token (BOS shown as <s>)
     EngineSettings settings;
     qint64 effectiveWindow = 0;
+    PositionMode positions = PositionMode::Absolute; // in force (the model's or the settings')
     qint64 budgetWindow = 0;
     int sinkSlots = 0;
     int sinksUsed = 0;

@@ -1,9 +1,10 @@
 #include "engine_worker.h"
 
 #include "budget.h"
+#include "default_model.h"
 #include "display_text.h"
+#include "session_defaults.h"
 #include "snapshot_mailbox.h"
-#include "synthetic.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -38,10 +39,12 @@ private:
 };
 
 SessionOptions sessionOptionsFor(const ModelConfig& config, const EngineSettings& settings) {
-    SessionOptions options;
-    options.kvWindow = settings.kvWindow;
+    SessionOptions options = defaultSessionOptions(config);
+    if (!settings.useModelHints || config.suggestedKvWindow <= 0)
+        options.kvWindow = settings.kvWindow;
+    if (!settings.useModelHints || config.suggestedPositionMode.empty())
+        options.positions = settings.positions;
     options.kvBits = settings.kvBits;
-    options.positions = settings.positions;
     options.sinks = settings.sinks;
     options.firstN = settings.firstN;
     options.probe = settings.probe;
@@ -66,6 +69,8 @@ ModelInfo modelInfoFor(const Model& model, const QString& path) {
     info.nCtxTrain = config.nCtxTrain;
     info.parameters = model.parameterCount();
     info.fileBytes = QFileInfo(path).size();
+    info.suggestedKvWindow = config.suggestedKvWindow;
+    info.suggestedPositions = QString::fromStdString(config.suggestedPositionMode);
     return info;
 }
 
@@ -174,12 +179,12 @@ bool EngineWorker::isCancelled(quint64 ticket) const {
     return m_shutDown.load() || ticket <= m_cancelledTicket.load();
 }
 
-void EngineWorker::openModel(const QString& path, bool writeSyntheticIfMissing) {
+void EngineWorker::openModel(const QString& path, bool installDefault) {
     const RequestScope scope(*this);
     if (m_shutDown.load()) return;
     assertEngineThread();
     try {
-        std::unique_ptr<Model> model = loadModelFile(path, writeSyntheticIfMissing);
+        std::unique_ptr<Model> model = loadModelFile(path, installDefault);
         if (!model) return;
         // Another vocabulary: the conversation's turns are rendered and tokenised anew.
         std::span<const Turn> earlier;
@@ -199,22 +204,13 @@ void EngineWorker::openModel(const QString& path, bool writeSyntheticIfMissing) 
     }
 }
 
-std::unique_ptr<Model> EngineWorker::loadModelFile(const QString& path,
-                                                   bool writeSyntheticIfMissing) {
-    std::string error;
-    if (writeSyntheticIfMissing && !QFileInfo::exists(path)) {
-        const QString folder = QFileInfo(path).absolutePath();
-        if (!QDir().mkpath(folder)) {
-            emit loadFailed(QStringLiteral("Could not create the folder %1 for the synthetic model")
-                                .arg(folder));
-            return nullptr;
-        }
-        if (!writeSyntheticModel(SyntheticSpec{}, QFile::encodeName(path).toStdString(), error)) {
-            emit loadFailed(QStringLiteral("Could not write the synthetic model to %1: %2")
-                                .arg(path, QString::fromStdString(error)));
-            return nullptr;
-        }
+std::unique_ptr<Model> EngineWorker::loadModelFile(const QString& path, bool installDefault) {
+    if (QString installError; installDefault && !installDefaultModel(path, installError)) {
+        emit loadFailed(
+            QStringLiteral("Could not install the built-in model: %1").arg(installError));
+        return nullptr;
     }
+    std::string error;
     std::unique_ptr<Model> model = Model::load(QFile::encodeName(path).toStdString(), error);
     if (!model)
         emit loadFailed(QStringLiteral("Could not open %1: %2")
@@ -259,6 +255,7 @@ void EngineWorker::commitSession(QList<StepSnapshot> snapshots, const QString& r
     info.settings = m_settings;
     info.settings.probe = session.options().probe;
     info.effectiveWindow = session.effectiveWindow();
+    info.positions = session.options().positions;
     info.budgetWindow = session.budgetWindow();
     info.sinkSlots = session.cache().shape().sinkSlots;
     info.sinksUsed = session.cache().sinksUsed();

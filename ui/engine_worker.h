@@ -38,7 +38,7 @@ public:
 
     // Requests: run on the engine thread, in the order they were queued. Each ends with
     // requestDone().
-    void openModel(const QString& path, bool writeSyntheticIfMissing);
+    void openModel(const QString& path, bool installDefault);
     void applySettings(const sinkscope::ui::EngineSettings& settings);
     void applyTools(const QString& compactJson);
     void generate(quint64 ticket, const QString& userText,
@@ -66,7 +66,7 @@ private:
         std::function<StopReason(const StepCallback& watch, GenerationReport& report)>;
 
     bool isCancelled(quint64 ticket) const;
-    std::unique_ptr<Model> loadModelFile(const QString& path, bool writeSyntheticIfMissing);
+    std::unique_ptr<Model> loadModelFile(const QString& path, bool installDefault);
     SessionOptions sessionOptions(const Model& model, const EngineSettings& settings) const;
     // A chat on `model` continuing `earlier`'s turns; `rebuild` collects its snapshots.
     std::unique_ptr<ToolChat> buildChat(const Model& model, const EngineSettings& settings,

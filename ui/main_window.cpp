@@ -1,6 +1,7 @@
 #include "main_window.h"
 
 #include "chat_panel.h"
+#include "default_model.h"
 #include "display_text.h"
 #include "engine_client.h"
 #include "kv_cache_view.h"
@@ -27,7 +28,6 @@
 #include <QProgressBar>
 #include <QScrollArea>
 #include <QSplitter>
-#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -116,11 +116,6 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
 
 MainWindow::~MainWindow() {
     m_engine.reset(); // stop generating and join the engine thread before the widgets go
-}
-
-QString MainWindow::defaultModelPath() {
-    const QString dataDir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-    return QDir(dataDir).filePath(QStringLiteral("models/synthetic-random.gguf"));
 }
 
 void MainWindow::createWidgets() {
@@ -282,15 +277,16 @@ void MainWindow::openInitialModel(const QString& overridePath) {
         return;
     }
     if (!configured.isEmpty())
-        m_banner->showNotice(tr("The configured model %1 is missing; opening the synthetic model.")
-                                 .arg(QDir::toNativeSeparators(configured)));
+        m_banner->showNotice(
+            tr("The configured model %1 is missing; opening the built-in needle-nano.")
+                .arg(QDir::toNativeSeparators(configured)));
     openModel(defaultModelPath(), true);
 }
 
-void MainWindow::openModel(const QString& path, bool writeSyntheticIfMissing) {
+void MainWindow::openModel(const QString& path, bool installDefault) {
     setLoading(true);
     statusBar()->showMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
-    m_engine->openModel(path, writeSyntheticIfMissing);
+    m_engine->openModel(path, installDefault);
 }
 
 void MainWindow::chooseModelFile() {
@@ -432,9 +428,11 @@ void MainWindow::onSessionReady(const SessionInfo& info) {
     m_settingsPanel->setBudgetWindow(info.budgetWindow);
     m_policies->setBudgetWindow(info.budgetWindow);
     const QString summary =
-        tr("%1: session built in %2 ms (window %3, kv_bits %4, %5, re-prefilled %6)")
+        tr("%1: session built in %2 ms (window %3, %4 positions, kv_bits %5, %6, "
+           "re-prefilled %7)")
             .arg(info.reason, formatMilliseconds(info.seconds))
             .arg(info.effectiveWindow)
+            .arg(QLatin1String(positionModeName(info.positions)))
             .arg(info.settings.kvBits)
             .arg(countOf(info.sinksUsed, tr("sink"), tr("sinks")),
                  tokenCount(info.reprefilledTokens));

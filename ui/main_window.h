@@ -46,9 +46,6 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Where the synthetic model is written on first run (AppDataLocation/models/).
-    static QString defaultModelPath();
-
     ChatPanel* chatPanel() const { return m_chat; }
     views::MaskHeatmap* heatmap() const { return m_heatmap; }
     views::KvCacheView* kvCacheView() const { return m_kvView; }
@@ -89,7 +86,7 @@ private:
     bool chooseInitialTools(); // false when there are none to apply
     void applyInitialTools();
     void openInitialModel(const QString& overridePath);
-    void openModel(const QString& path, bool writeSyntheticIfMissing);
+    void openModel(const QString& path, bool installDefault);
     void chooseModelFile();
     void exportHeatmap();
     void showAbout();

@@ -111,8 +111,14 @@ QWidget* SettingsPanel::createCacheGroup() {
                          {tr("None"), int(SinkMode::None)}});
     m_firstN = committingSpin<QSpinBox>(group, "firstN");
     m_firstN->setRange(0, 4096);
+    m_useModelHints = new QCheckBox(group);
+    m_useModelHints->setObjectName(QStringLiteral("useModelHints"));
+    m_useModelHints->setToolTip(
+        tr("A model may carry the window and positions it was trained with in its metadata."));
+    showModelHints();
 
     QFormLayout* form = valueForm(group);
+    form->addRow(m_useModelHints);
     form->addRow(tr("Window"), m_kvWindow);
     form->addRow(tr("KV precision"), m_kvBits);
     form->addRow(tr("Positions"), m_positions);
@@ -123,6 +129,7 @@ QWidget* SettingsPanel::createCacheGroup() {
 
     connect(m_kvWindow, &QSpinBox::valueChanged, this, &SettingsPanel::emitEngineSettings);
     connect(m_firstN, &QSpinBox::valueChanged, this, &SettingsPanel::emitEngineSettings);
+    connect(m_useModelHints, &QCheckBox::toggled, this, &SettingsPanel::emitEngineSettings);
     for (QComboBox* combo : {m_kvBits, m_positions, m_sinks})
         connect(combo, &QComboBox::currentIndexChanged, this, &SettingsPanel::emitEngineSettings);
     return group;
@@ -212,6 +219,7 @@ void SettingsPanel::setValues(const EngineSettings& engine, const GenerationLimi
     m_kvWindow->setValue(engine.kvWindow);
     selectData(m_kvBits, engine.kvBits);
     selectData(m_positions, int(engine.positions));
+    m_useModelHints->setChecked(engine.useModelHints);
     selectData(m_sinks, int(engine.sinks));
     m_firstN->setValue(engine.firstN);
     m_temperature->setValue(engine.sampler.greedy ? 0.0 : engine.sampler.temperature);
@@ -237,6 +245,7 @@ EngineSettings SettingsPanel::engineSettings() const {
     settings.kvWindow = m_kvWindow->value();
     settings.kvBits = m_kvBits->currentData().toInt();
     settings.positions = PositionMode(m_positions->currentData().toInt());
+    settings.useModelHints = m_useModelHints->isChecked();
     settings.sinks = SinkMode(m_sinks->currentData().toInt());
     settings.firstN = m_firstN->value();
     settings.sampler.temperature = float(m_temperature->value());
@@ -277,6 +286,20 @@ void SettingsPanel::setModel(const ModelInfo& model) {
     m_probeLayer->setMaximum(qMax(0, model.nLayer - 1));
     m_probeHead->setMaximum(qMax(0, model.nHead - 1));
     m_updating = false;
+    m_modelKvWindow = model.suggestedKvWindow;
+    m_modelPositions = model.suggestedPositions;
+    showModelHints();
+    refreshEnabled();
+}
+
+void SettingsPanel::showModelHints() {
+    QStringList hints;
+    if (m_modelKvWindow > 0) hints << tr("window %1").arg(m_modelKvWindow);
+    if (!m_modelPositions.isEmpty()) hints << tr("%1 positions").arg(m_modelPositions);
+    m_useModelHints->setText(
+        hints.isEmpty() ? tr("Use the model's own window and positions (this model has none)")
+                        : tr("Use the model's own window and positions (%1)")
+                              .arg(hints.join(QStringLiteral(", "))));
 }
 
 void SettingsPanel::setBudgetWindow(qint64 budgetWindow) {
@@ -294,6 +317,10 @@ void SettingsPanel::emitLimits() {
 
 void SettingsPanel::refreshEnabled() {
     m_firstN->setEnabled(SinkMode(m_sinks->currentData().toInt()) == SinkMode::FirstN);
+    // The model's suggestion is in force where it has one: its widget is not the user's to set.
+    const bool hinted = m_useModelHints->isChecked();
+    m_kvWindow->setEnabled(!(hinted && m_modelKvWindow > 0));
+    m_positions->setEnabled(!(hinted && !m_modelPositions.isEmpty()));
     m_probeLayer->setEnabled(m_probeEnabled->isChecked());
     m_probeHead->setEnabled(m_probeEnabled->isChecked());
 }

@@ -42,6 +42,7 @@ private:
     void emitEngineSettings();
     void emitLimits();
     void refreshEnabled();
+    void showModelHints(); // the check box names the loaded model's suggestions
 
     QLabel* m_modelName = nullptr;
     QLabel* m_modelFile = nullptr;
@@ -49,6 +50,9 @@ private:
     QSpinBox* m_kvWindow = nullptr;
     QComboBox* m_kvBits = nullptr;
     QComboBox* m_positions = nullptr;
+    QCheckBox* m_useModelHints = nullptr;
+    int m_modelKvWindow = 0; // the loaded model's suggestions (0 / "": none)
+    QString m_modelPositions;
     QComboBox* m_sinks = nullptr;
     QSpinBox* m_firstN = nullptr;
     QDoubleSpinBox* m_temperature = nullptr;

@@ -5,6 +5,7 @@
 
 #include "app_settings.h"
 #include "chat_panel.h"
+#include "default_model.h"
 #include "engine_client.h"
 #include "kv_cache_model.h"
 #include "kv_cache_view.h"
@@ -23,8 +24,10 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSettings>
@@ -41,8 +44,8 @@ using namespace sinkscope::ui;
 
 namespace {
 
-using test::useTemporaryAppFolders;
 using test::typeMessage;
+using test::useTemporaryAppFolders;
 
 constexpr int kWaitMs = 60000;
 const QString kSmallTools = QStringLiteral(R"([{"name":"get_time"}])");
@@ -92,8 +95,9 @@ private slots:
     void cacheSettingRebuildsAndSaysSo();
     void invalidToolsKeepTheSinks();
     void kvSlotClickHighlightsColumnAndText();
-    void firstRunWritesTheSyntheticModel();
-    void missingConfiguredModelFallsBackToSynthetic();
+    void firstRunInstallsNeedleNano();
+    void damagedDefaultModelIsReinstalled();
+    void missingConfiguredModelFallsBackToNeedleNano();
 
 private:
     // Saves the baseline settings (synthetic model, window 16, small tools) changed by `edit`.
@@ -111,7 +115,7 @@ private:
 void TestMainWindow::initTestCase() {
     QVERIFY(m_dir.isValid());
     useTemporaryAppFolders(m_dir);
-    QVERIFY(MainWindow::defaultModelPath().startsWith(m_dir.path()));
+    QVERIFY(defaultModelPath().startsWith(m_dir.path()));
 
     m_modelPath = m_dir.filePath(QStringLiteral("synthetic.gguf"));
     std::string error;
@@ -537,28 +541,72 @@ void TestMainWindow::kvSlotClickHighlightsColumnAndText() {
     QCOMPARE(window->chatPanel()->sinkBlock()->highlightedToken(), -1);
 }
 
-void TestMainWindow::firstRunWritesTheSyntheticModel() {
+void TestMainWindow::firstRunInstallsNeedleNano() {
     saveSettings([](AppSettings& s) { s.modelPath.clear(); });
-    QFile::remove(MainWindow::defaultModelPath());
+    QFile::remove(defaultModelPath());
     WindowPtr window = openWindow();
     QVERIFY(window);
-    QVERIFY(QFileInfo::exists(MainWindow::defaultModelPath()));
-    QCOMPARE(window->modelInfo()->path, MainWindow::defaultModelPath());
-    QVERIFY(window->modelLabelText().contains(QStringLiteral("random weights")));
-    QVERIFY(window->windowTitle().contains(QStringLiteral("random weights")));
+    QCOMPARE(window->modelInfo()->path, defaultModelPath());
+    QVERIFY(window->modelLabelText().contains(QStringLiteral("needle-nano")));
+    QVERIFY(window->windowTitle().contains(QStringLiteral("needle-nano")));
+    QVERIFY(!window->windowTitle().contains(QStringLiteral("random weights")));
     QVERIFY(!window->banner()->isVisible());
+    QFile embedded(QStringLiteral(":/models/needle-nano.gguf"));
+    QVERIFY(embedded.open(QIODevice::ReadOnly));
+    QFile installed(defaultModelPath());
+    QVERIFY(installed.open(QIODevice::ReadOnly));
+    QVERIFY(installed.readAll() == embedded.readAll());
+
+    // needle-nano names its training window and streaming positions; they are in force over the
+    // baseline's window 16 and absolute positions until the user unticks the box.
+    const ModelInfo model = *window->modelInfo();
+    QVERIFY(model.suggestedKvWindow > 16);
+    QCOMPARE(model.suggestedPositions, QStringLiteral("streaming"));
+    QCOMPARE(window->sessionInfo().effectiveWindow, qint64(model.suggestedKvWindow));
+    QCOMPARE(window->sessionInfo().positions, PositionMode::Streaming);
+    window->tabs()->setCurrentWidget(window->tabs()->widget(3));
+    SettingsPanel* panel = window->settingsPanel();
+    auto* useHints = panel->findChild<QCheckBox*>("useModelHints");
+    QVERIFY(useHints->isChecked());
+    QVERIFY(useHints->text().contains(QStringLiteral("window %1").arg(model.suggestedKvWindow)));
+    QVERIFY(!panel->findChild<QSpinBox*>("kvWindow")->isEnabled());
+    QVERIFY(!panel->findChild<QComboBox*>("positionMode")->isEnabled());
+    QTest::mouseClick(useHints, Qt::LeftButton, {}, QPoint(6, useHints->height() / 2));
+    QTRY_VERIFY_WITH_TIMEOUT(window->sessionInfo().effectiveWindow == 16 &&
+                                 window->sessionInfo().positions == PositionMode::Absolute,
+                             kWaitMs);
+    QVERIFY(panel->findChild<QSpinBox*>("kvWindow")->isEnabled());
+    QCOMPARE(AppSettings::load().engine.useModelHints, false);
 }
 
-void TestMainWindow::missingConfiguredModelFallsBackToSynthetic() {
+// A damaged copy of the built-in model (here cut short) is replaced by the embedded one.
+void TestMainWindow::damagedDefaultModelIsReinstalled() {
+    saveSettings([](AppSettings& s) { s.modelPath.clear(); });
+    QFile embedded(QStringLiteral(":/models/needle-nano.gguf"));
+    QVERIFY(embedded.open(QIODevice::ReadOnly));
+    const QByteArray bytes = embedded.readAll();
+    QVERIFY(QDir().mkpath(QFileInfo(defaultModelPath()).absolutePath()));
+    QFile damaged(defaultModelPath());
+    QVERIFY(damaged.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    QCOMPARE(damaged.write(bytes.left(bytes.size() / 2)), bytes.size() / 2);
+    damaged.close();
+    WindowPtr window = openWindow();
+    QVERIFY(window);
+    QVERIFY(window->modelLabelText().contains(QStringLiteral("needle-nano")));
+    QCOMPARE(QFileInfo(defaultModelPath()).size(), bytes.size());
+}
+
+void TestMainWindow::missingConfiguredModelFallsBackToNeedleNano() {
     const QString missing = m_dir.filePath(QStringLiteral("gone.gguf"));
     saveSettings([&](AppSettings& s) { s.modelPath = missing; });
     auto window = std::make_unique<MainWindow>();
     // The notice is shown at once; the model loads behind it.
     QVERIFY(window->banner()->message().contains(QStringLiteral("gone.gguf")));
+    QVERIFY(window->banner()->message().contains(QStringLiteral("needle-nano")));
     QVERIFY(!window->banner()->isError());
     QSignalSpy ready(window.get(), &MainWindow::modelReady);
     QVERIFY(ready.wait(kWaitMs));
-    QCOMPARE(window->modelInfo()->path, MainWindow::defaultModelPath());
+    QCOMPARE(window->modelInfo()->path, defaultModelPath());
     QVERIFY(window->banner()->message().contains(QStringLiteral("gone.gguf")));
 }
 
