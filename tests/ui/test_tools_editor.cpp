@@ -325,11 +325,18 @@ void TestToolsEditor::cannedResultsComeFromThePreset() {
     ToolsEditor editor;
     QCOMPARE(editor.cannedResult(QStringLiteral("classify_sentiment")), QString()); // no preset
     QVERIFY(editor.choosePreset(QStringLiteral("Review sentiment")));
+    QCOMPARE(editor.cannedResult(QStringLiteral("classify_sentiment")), QString()); // not applied
+    QVERIFY(editor.apply());
     const QString canned = editor.cannedResult(QStringLiteral("classify_sentiment"));
     QVERIFY(canned.startsWith(QLatin1Char('{')));
     QVERIFY(!canned.contains(QLatin1Char('\n'))); // compact
     QCOMPARE(editor.cannedResult(QStringLiteral("not_a_tool")), QString());
+    // Picking another preset loads it into the editor; the tools in force, and their results,
+    // change only when it is applied.
     QVERIFY(editor.choosePreset(QStringLiteral("Smart home"))); // a preset without results
+    QCOMPARE(editor.cannedResult(QStringLiteral("classify_sentiment")), canned);
+    QVERIFY(editor.apply());
+    QCOMPARE(editor.cannedResult(QStringLiteral("classify_sentiment")), QString());
     QCOMPARE(editor.cannedResult(QStringLiteral("set_light")), QString());
 }
 

@@ -171,9 +171,7 @@ QString ToolsEditor::currentPresetQuery() const {
 }
 
 QString ToolsEditor::cannedResult(const QString& tool) const {
-    const int index = m_presetBox->currentIndex();
-    return index >= 0 && index < m_presets.size() ? m_presets[index].results.value(tool)
-                                                  : QString();
+    return m_appliedResults.value(tool);
 }
 
 void ToolsEditor::setToolsText(const QString& text) {
@@ -195,6 +193,10 @@ bool ToolsEditor::apply() {
     // Applied all the same: the keywords warned about are ignored, and the user is told which.
     m_warningLabel->setText(validation.warnings.join(QLatin1Char('\n')));
     m_warningLabel->setVisible(!validation.warnings.isEmpty());
+    // The canned results go with the tools in force, not with a preset picked since.
+    const int preset = m_presetBox->currentIndex();
+    m_appliedResults = preset >= 0 && preset < m_presets.size() ? m_presets[preset].results
+                                                                : QMap<QString, QString>();
     emit toolsApplied(validation.compactJson);
     return true;
 }

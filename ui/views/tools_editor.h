@@ -43,7 +43,7 @@ public:
     bool choosePreset(const QString& name); // as if picked in the combo box; false if unknown
     QString currentPresetName() const;      // "" when no preset is chosen
     QString currentPresetQuery() const;
-    // The chosen preset's canned result for `tool` (compact JSON); "" when it has none.
+    // The canned result for `tool` (compact JSON) of the preset last applied; "" when none.
     QString cannedResult(const QString& tool) const;
 
     bool apply(); // validates; emits toolsApplied and returns true when the text is valid
@@ -72,6 +72,7 @@ private:
     void saveWithDialog();
 
     QList<ToolsPreset> m_presets;
+    QMap<QString, QString> m_appliedResults; // the canned results of the preset last applied
     QComboBox* m_presetBox = nullptr;
     QLabel* m_description = nullptr;
     QPlainTextEdit* m_editor = nullptr;
