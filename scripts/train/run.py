@@ -10,11 +10,15 @@ Stages (run again, the command resumes: the tokenizer is kept, training continue
   4. evaluation: <work>/eval.json (exact match, sinks on and off)
   5. export:     <out>/needle-nano.gguf and <out>/needle-nano-loss.png
   6. (--build DIR) verify_engine.py: tokenizer and logits against Sinkscope's engine
+  7. (--ship, with --build) into the repository: resources/models/needle-nano.gguf, the loss
+     curve in resources/docs/, and the test data of tests/test_needle_nano.cpp
+     (tests/data/needle-nano/: PyTorch's logits and the CI-sized suites' eval-tools figures)
 """
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -93,14 +97,21 @@ def main():
     ap.add_argument("--threads", default="1", help="PyTorch threads for training")
     ap.add_argument("--build", default="",
                     help="a Sinkscope CMake build folder: also check the GGUF against the engine")
+    ap.add_argument("--checkpoint", default="best.pt",
+                    help="the checkpoint to evaluate and export (best.pt or latest.pt)")
+    ap.add_argument("--ship", action="store_true",
+                    help="copy the model, its loss curve and its test data into the repository")
     args = ap.parse_args()
+    if args.ship and not args.build:
+        ap.error("--ship needs --build (the test data is recorded with the engine)")
     os.makedirs(args.work_dir, exist_ok=True)
     train_tokenizer(args.work_dir)
     write_suites(args.work_dir, args.ci_suites)
     run("train.py", "--work-dir", args.work_dir, "--steps", args.steps, "--minutes", args.minutes,
         "--threads", args.threads)
     suites = [os.path.join(args.work_dir, "suites", n + ".jsonl") for n in SUITES]
-    eval_args = ["--work-dir", args.work_dir, "--window", args.window, "--limit", "16"]
+    eval_args = ["--work-dir", args.work_dir, "--window", args.window, "--limit", "16",
+                 "--checkpoint", args.checkpoint]
     for s in suites:
         eval_args += ["--suite", s]
     with open(os.path.join(args.work_dir, "eval.json"), "w") as f:
@@ -108,12 +119,25 @@ def main():
                        check=True, stdout=f)
     os.makedirs(args.out, exist_ok=True)
     gguf = os.path.join(args.out, "needle-nano.gguf")
-    run("export_gguf.py", "--work-dir", args.work_dir, "--kv-window", args.window, "--out", gguf)
+    run("export_gguf.py", "--work-dir", args.work_dir, "--kv-window", args.window, "--out", gguf,
+        "--checkpoint", args.checkpoint)
     run("plot_loss.py", "--csv", os.path.join(args.work_dir, "loss.csv"),
         "--out", os.path.join(args.out, "needle-nano-loss.png"))
-    if args.build:
-        run("verify_engine.py", "--work-dir", args.work_dir, "--gguf", gguf, "--build", args.build,
-            "--window", args.window)
+    if not args.build:
+        return
+    verify = ["--work-dir", args.work_dir, "--gguf", gguf, "--build", args.build,
+              "--window", args.window, "--checkpoint", args.checkpoint]
+    if args.ship:
+        repo = os.path.normpath(os.path.join(HERE, "../.."))
+        test_data = os.path.join(repo, "tests/data/needle-nano")
+        verify += ["--reference", os.path.join(test_data, "reference.json"),
+                   "--record-eval", os.path.join(test_data, "eval-ci.json")]
+        shutil.copyfile(gguf, os.path.join(repo, "resources/models/needle-nano.gguf"))
+        shutil.copyfile(os.path.join(args.out, "needle-nano-loss.png"),
+                        os.path.join(repo, "resources/docs/needle-nano-loss.png"))
+        shutil.copyfile(os.path.join(args.work_dir, "loss.csv"),
+                        os.path.join(repo, "resources/docs/needle-nano-loss.csv"))
+    run("verify_engine.py", *verify)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,17 @@
    largest logit difference and the greedy agreement are printed, and the engine's greedy
    prediction is scored on every turn's call (teacher forcing, as evaluate.py does).
 
+3. With --reference FILE: writes PyTorch's side of (2) for Sinkscope's own test suite
+   (tests/test_needle_nano.cpp): the tokens, their sink flags, the window, every position's
+   greedy token with its margin over the runner-up, and the 16 largest logits at every 16th
+   position.
+
   python3 verify_engine.py --work-dir DIR --gguf FILE --build BUILD_DIR [--window 96]
+                           [--reference tests/data/needle-nano/reference.json]
+                           [--record-eval tests/data/needle-nano/eval-ci.json]
+
+4. With --record-eval FILE: runs `sinkscope-cli eval-tools` on the CI-sized suites
+   (tests/data/tools-eval) and records the figures that tests/test_needle_nano.cpp expects again.
 """
 
 import argparse
@@ -63,6 +73,52 @@ def engine_logits(build, gguf, rendered, window, vocab):
         return np.fromfile(out, dtype=np.float32).reshape(len(rendered.ids), vocab)
 
 
+def write_reference(path, rendered, window, logits, every=16, top=16):
+    """PyTorch's logits for Sinkscope's test: compact enough to keep in the repository."""
+    order = np.argsort(-logits, axis=1)
+    rows = np.arange(len(logits))
+    margin = logits[rows, order[:, 0]] - logits[rows, order[:, 1]]
+    checked = sorted(set(range(0, len(logits), every)) | {len(logits) - 1})
+    reference = {
+        "window": window,
+        "positions": "streaming",
+        "kv_bits": 32,
+        "tokens": [int(t) for t in rendered.ids],
+        "sink": [int(s) for s in rendered.sink],
+        "greedy": [int(t) for t in order[:, 0]],
+        "greedy_margin": [round(float(m), 5) for m in margin],
+        "top_logits": [{"position": p,
+                        "ids": [int(t) for t in order[p, :top]],
+                        "values": [round(float(logits[p, t]), 5) for t in order[p, :top]]}
+                       for p in checked],
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(reference, f, separators=(",", ":"))
+        f.write("\n")
+
+
+CI_RUNS = [("preset-domains", "on"), ("preset-domains", "off"), ("heldout-domains", "on")]
+RECORDED = ["conversations", "turns", "exact_match", "exact_match_first", "exact_match_late",
+            "call_exact_match", "call_names_match", "no_call_accuracy"]
+
+
+def record_eval(cli, gguf, path):
+    """eval-tools' figures on the CI-sized suites, for Sinkscope's test to expect again."""
+    suites = os.path.join(HERE, "../../tests/data/tools-eval")
+    figures = {}
+    for suite, sinks in CI_RUNS:
+        out = subprocess.run([cli, "eval-tools", "--model", gguf, "--suite",
+                              os.path.join(suites, suite + ".jsonl"), "--sinks", sinks, "--json"],
+                             check=True, capture_output=True, text=True).stdout
+        report = json.loads(out[out.index("{"):])
+        figures["%s sinks %s" % (suite, sinks)] = {k: report[k] for k in RECORDED}
+        print("eval-tools %s, sinks %s: exact match %.3f" % (suite, sinks, report["exact_match"]))
+    with open(path, "w") as f:
+        json.dump(figures, f, indent=1)
+        f.write("\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--work-dir", required=True)
@@ -71,6 +127,9 @@ def main():
     ap.add_argument("--build", required=True, help="a CMake build folder of Sinkscope")
     ap.add_argument("--window", type=int, default=96)
     ap.add_argument("--turns", type=int, default=12)
+    ap.add_argument("--reference", default="", help="also write PyTorch's logits here (JSON)")
+    ap.add_argument("--record-eval", default="",
+                    help="also record eval-tools' figures on the CI-sized suites here (JSON)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     tok = Tokenizer.load(os.path.join(args.work_dir, "tokenizer.json"))
@@ -79,6 +138,8 @@ def main():
     convs = [gen.generate(i) for i in range(3)]
     cli = os.path.join(args.build, "app/cli/sinkscope-cli")
     check_tokenizer(cli, args.gguf, tok, convs)
+    if args.record_eval:
+        record_eval(cli, args.gguf, args.record_eval)
 
     conv = convs[0]
     r = needle_format.render(conv, tok)
@@ -88,6 +149,8 @@ def main():
     sink = torch.tensor([pad_to_window(r.sink, args.window)], dtype=torch.bool)
     with torch.no_grad():
         ours = model(ids, SessionLayout(sink, args.window))[0, :len(r.ids)].numpy()
+    if args.reference:
+        write_reference(args.reference, r, args.window, ours)
     diff = np.abs(ours - ref)
     print("logits: %d positions (%d sinks, window %d): max |diff| %.2e, mean %.2e, "
           "greedy agreement %.4f" % (len(r.ids), sum(r.sink), args.window, diff.max(), diff.mean(),
