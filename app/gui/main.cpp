@@ -12,6 +12,7 @@
 #include "event_loop_watch.h"
 #include "main_window.h"
 #include "policies_panel.h"
+#include "process_memory.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -173,7 +174,8 @@ void runPoliciesDemo(MainWindow& window, const CommandLine& line) {
 }
 
 // Sends the prompt once the model is ready, and saves the window when the reply is done. Prints
-// one JSON line with the reply's speed and the GUI thread's longest stall while it ran.
+// one JSON line with the reply's speed, the GUI thread's longest stall while it ran, and the
+// process's resident memory when it ended.
 void runScreenshot(MainWindow& window, const CommandLine& line) {
     auto* watch = new EventLoopWatch(&window);
     if (line.policiesDemo)
@@ -201,12 +203,14 @@ void runScreenshot(MainWindow& window, const CommandLine& line) {
                          }
                          std::printf("{\"prompt_tokens\": %d, \"generated_tokens\": %d, "
                                      "\"prefill_tokens_per_s\": %.1f, \"decode_tokens_per_s\": "
-                                     "%.1f, \"max_event_loop_stall_ms\": %.1f}\n",
+                                     "%.1f, \"max_event_loop_stall_ms\": %.1f, \"rss_bytes\": "
+                                     "%lld}\n",
                                      report.promptTokens, report.generatedTokens,
                                      report.prefillSeconds > 0
                                          ? report.promptTokens / report.prefillSeconds
                                          : 0.0,
-                                     report.tokensPerSecond(), watch->longestStallMs());
+                                     report.tokensPerSecond(), watch->longestStallMs(),
+                                     static_cast<long long>(sinkscope::ui::residentSetBytes()));
                          std::fflush(stdout);
                          if (!report.calls.isEmpty()) window.highlightTool(report.calls[0].name);
                          saveWindowAndExit(window, path);
