@@ -191,6 +191,32 @@ private slots:
                  QJsonArray{warning});
     }
 
+    // --special: marker text in a plain prompt becomes the marker's token, as the chat template
+    // would feed it; without it the text is spelt out in ordinary tokens.
+    void specialTokensInThePrompt() {
+        const QString text = QStringLiteral("<|im_start|>user\nhi<|im_end|>");
+        const auto idsOf = [&](const QStringList& extra) {
+            const CliRun run =
+                runCli(QStringList{"tokenize", "--model", m_model, "--text", text} + extra);
+            return QJsonDocument::fromJson(run.out).object()["ids"].toArray();
+        };
+        const auto tools = sinkscope::test::modelFromSpec(sinkscope::test::smallSpec(true));
+        const int start = *tools->tokenizer().findToken("<|im_start|>");
+        const int end = *tools->tokenizer().findToken("<|im_end|>");
+        const QJsonArray special = idsOf({"--special"});
+        const QJsonArray plain = idsOf({});
+        QVERIFY(special.size() >= 4);
+        QCOMPARE(special[1].toInt(), start); // after BOS
+        QCOMPARE(special.last().toInt(), end);
+        QVERIFY(plain.size() > special.size());
+        QVERIFY(!plain.contains(start) && !plain.contains(end));
+
+        const CliRun run = runCli({"run", "--model", m_model, "--prompt", text, "--special",
+                                   "--n-predict", "4", "--json"});
+        QVERIFY2(run.exitCode == 0, qPrintable(describe(run)));
+        QCOMPARE(QJsonDocument::fromJson(run.out).object()["prompt_ids"].toArray(), special);
+    }
+
     void usageErrorsExitTwo_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
@@ -210,6 +236,9 @@ private slots:
         QTest::newRow("ignore-eos")
             << QStringList{"--prompt", "hi", "--tools", presetPath("email.json"), "--ignore-eos"}
             << "option '--ignore-eos' does not apply with --tools";
+        QTest::newRow("special") // the chat template places the markers itself
+            << QStringList{"--prompt", "hi", "--tools", presetPath("email.json"), "--special"}
+            << "option '--special' does not apply with --tools";
     }
     void usageErrorsExitTwo() {
         QFETCH(QStringList, args);

@@ -51,8 +51,9 @@ constexpr Choice<PositionMode> kPositionChoices[] = {
 
 } // namespace
 
-std::vector<int32_t> tokenizeWithBos(const Tokenizer& tokenizer, std::string_view text) {
-    return tokenizer.encode(text, tokenizer.addBos());
+std::vector<int32_t> tokenizeWithBos(const Tokenizer& tokenizer, std::string_view text,
+                                     bool parseSpecial) {
+    return tokenizer.encode(text, tokenizer.addBos(), parseSpecial);
 }
 
 std::unique_ptr<Model> loadModel(const std::string& path) {

@@ -17,7 +17,9 @@
 namespace sinkscope::cli {
 
 // The prompt's token ids as `run` feeds them: BOS first when the vocabulary asks for it.
-std::vector<int32_t> tokenizeWithBos(const Tokenizer& tokenizer, std::string_view text);
+// With parseSpecial, control-token text such as "<|im_start|>" becomes that token (--special).
+std::vector<int32_t> tokenizeWithBos(const Tokenizer& tokenizer, std::string_view text,
+                                     bool parseSpecial = false);
 
 // Throws InputError for a missing path, a directory, or a file the loader rejects (its message).
 std::unique_ptr<Model> loadModel(const std::string& path);

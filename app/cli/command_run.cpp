@@ -89,6 +89,7 @@ int runCommand(CommandArgs args) {
                                                                     {"--top-p"},
                                                                     {"--seed"},
                                                                     {"--ignore-eos", false},
+                                                                    {"--special", false},
                                                                     {"--json", false},
                                                                     {"--tools"},
                                                                     {"--facts"},
@@ -110,7 +111,8 @@ int runCommand(CommandArgs args) {
             throw UsageError("option '" + std::string(option) + "' needs --tools");
 
     const std::unique_ptr<Model> model = loadModel(modelPath);
-    const std::vector<int32_t> promptIds = tokenizeWithBos(model->tokenizer(), prompt);
+    const std::vector<int32_t> promptIds =
+        tokenizeWithBos(model->tokenizer(), prompt, parsed.has("--special"));
     if (promptIds.empty()) throw UsageError("the prompt has no tokens");
     const std::unique_ptr<Session> session = openSession(*model, sessionOptionsFor(*model, parsed));
     Sampler sampler(samplerOptions);

@@ -5,13 +5,13 @@
 namespace sinkscope::cli {
 
 int tokenizeCommand(CommandArgs args) {
-    constexpr OptionSpec kOptions[] = {{"--model"}, {"--text"}};
+    constexpr OptionSpec kOptions[] = {{"--model"}, {"--text"}, {"--special", false}};
     const ParsedArgs parsed = ParsedArgs::parse("tokenize", kOptions, args);
     const std::string modelPath = parsed.required("--model");
     const std::string text = parsed.required("--text");
     const std::unique_ptr<Model> model = loadModel(modelPath);
     const Tokenizer& tokenizer = model->tokenizer();
-    const std::vector<int32_t> ids = tokenizeWithBos(tokenizer, text);
+    const std::vector<int32_t> ids = tokenizeWithBos(tokenizer, text, parsed.has("--special"));
     std::vector<std::string> pieces; // as stored in the vocabulary: "▁the", "<0x0A>", "<s>"
     pieces.reserve(ids.size());
     for (const int32_t id : ids)

@@ -38,11 +38,12 @@ constexpr std::string_view kUsage = R"(usage: sinkscope-cli COMMAND [OPTIONS]
 
 commands:
   run --model FILE (--prompt TEXT | --prompt-file FILE) [--n-predict N (128)]
-      [--greedy | --temp T --top-k K --top-p P --seed S] [--ignore-eos] [--json]
+      [--greedy | --temp T --top-k K --top-p P --seed S] [--ignore-eos] [--special] [--json]
       [--kv-window W (the model's, else 256; 0 = budget)] [--kv-bits 8|16|32 (8)]
       [--positions absolute|streaming (the model's, else absolute)]
       [--sinks bos|first:N|none (bos)]
-      Prints the generated text as it comes, or one JSON report with --json. A model may name
+      Prints the generated text as it comes, or one JSON report with --json. --special reads
+      control-token text in the prompt (e.g. <|im_start|>) as those tokens. A model may name
       its window and position mode in its metadata (sinkscope.kv_window,
       sinkscope.position_mode); run, budget and eval-tools use them unless given here.
       With --tools FILE (a JSON array of tools, or a preset): [--facts TEXT]
@@ -54,7 +55,7 @@ commands:
   budget (--model FILE | --layers L --kv-heads H --head-dim D --d-model M --sites S --max-seq N)
       [--kv-window W (the model's, else 0 = budget)]
       Prints the budget-derived KV window (and, for a model, its position mode) as JSON.
-  tokenize --model FILE --text TEXT
+  tokenize --model FILE --text TEXT [--special]
       Prints the token ids (BOS included) and pieces as JSON.
   perplexity --model FILE --file TEXT --ctx N [--kv-window W (0 = budget)] [--kv-bits B (32)]
       [--positions P] [--sinks S]

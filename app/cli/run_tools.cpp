@@ -118,8 +118,9 @@ RespondOptions respondOptionsFromArgs(const ParsedArgs& args, const SamplerOptio
 }
 
 int runWithTools(const ParsedArgs& args, const std::string& prompt, const SamplerOptions& sampler) {
-    if (args.has("--ignore-eos"))
-        throw UsageError("option '--ignore-eos' does not apply with --tools");
+    for (const char* option : {"--ignore-eos", "--special"})
+        if (args.has(option))
+            throw UsageError("option '" + std::string(option) + "' does not apply with --tools");
     const RespondOptions options = respondOptionsFromArgs(args, sampler);
     const std::string toolsPath = args.required("--tools");
     ToolsFile file = readToolsFile(toolsPath);
