@@ -41,8 +41,7 @@ KvCacheShape cacheShapeFor(const ModelConfig& c, const SessionOptions& o) {
     if (o.kvWindow < 0)
         throw std::invalid_argument("kv window must be >= 0 (0 = the budget window), got " +
                                     std::to_string(o.kvWindow));
-    if (o.firstN < 0 || o.sinkCapacity < 0)
-        throw std::invalid_argument("sink counts must be >= 0");
+    if (o.firstN < 0 || o.sinkCapacity < 0) throw std::invalid_argument("sink counts must be >= 0");
     if (o.probe.enabled && (o.probe.layer >= c.nLayer || o.probe.head >= c.nHead))
         throw std::invalid_argument("attention probe layer/head out of range");
     int sinkSlots = 0;
@@ -64,8 +63,7 @@ KvCacheShape cacheShapeFor(const ModelConfig& c, const SessionOptions& o) {
 
 Session::Session(const Model& model, const SessionOptions& options)
     : m_model(model), m_options(options), m_budgetWindow(budgetWindowFor(model.config())),
-      m_cache(cacheShapeFor(model.config(), options)),
-      m_state(model.config(), m_cache.slotCount()),
+      m_cache(cacheShapeFor(model.config(), options)), m_state(model.config(), m_cache.slotCount()),
       m_slotPieces(static_cast<size_t>(m_cache.slotCount())),
       m_pieceTokens(static_cast<size_t>(m_cache.slotCount()), -1) {}
 
@@ -87,7 +85,8 @@ std::span<const float> Session::feed(int32_t token, bool sink) {
     const int slot = m_cache.place(token, m_position, sink);
     const QueryPlacement where{m_position, slot, m_options.positions == PositionMode::Streaming};
     forward(m_model, m_cache, m_state, token, where, m_options.probe);
-    m_history.push_back(token);
+    if (m_options.recordHistory) m_history.push_back(token);
+    m_lastToken = token;
     m_lastSlot = slot;
     m_lastGenerated = false;
     ++m_position;
@@ -98,15 +97,14 @@ std::span<const float> Session::prefill(std::span<const int32_t> tokens, const S
                                         bool pin) {
     for (const int32_t token : tokens) {
         feed(token, pin || isSinkByMode(token, m_position));
-        if (onStep && !onStep(snapshot()))
-            break;
+        if (onStep && !onStep(snapshot())) break;
     }
     return m_state.logits;
 }
 
-GenerationResult Session::generate(std::span<const int32_t> prompt, int maxTokens,
-                                   Sampler& sampler, const StepCallback& onStep, bool ignoreEos) {
-    if (prompt.empty() && m_history.empty())
+GenerationResult Session::generate(std::span<const int32_t> prompt, int maxTokens, Sampler& sampler,
+                                   const StepCallback& onStep, bool ignoreEos) {
+    if (prompt.empty() && m_position == 0)
         throw std::invalid_argument("empty prompt: nothing to continue from");
     GenerationResult result;
     bool keepGoing = true;
@@ -117,8 +115,7 @@ GenerationResult Session::generate(std::span<const int32_t> prompt, int maxToken
 
     auto start = Clock::now();
     std::span<const float> logits = m_state.logits;
-    if (!prompt.empty())
-        logits = prefill(prompt, onStep ? watch : StepCallback{});
+    if (!prompt.empty()) logits = prefill(prompt, onStep ? watch : StepCallback{});
     result.prefillTokens = static_cast<int>(prompt.size());
     result.prefillSeconds = secondsSince(start);
 
@@ -132,8 +129,7 @@ GenerationResult Session::generate(std::span<const int32_t> prompt, int maxToken
         result.tokens.push_back(token);
         logits = feed(token);
         m_lastGenerated = true;
-        if (onStep)
-            watch(snapshot());
+        if (onStep) watch(snapshot());
     }
     result.stoppedByCallback = !keepGoing;
     result.decodeSeconds = secondsSince(start);
@@ -146,7 +142,7 @@ StepSnapshot Session::snapshot() const {
     const KvCache& cache = m_cache;
     StepSnapshot s;
     s.queryPosition = m_position - 1;
-    s.queryToken = m_history.empty() ? -1 : m_history.back();
+    s.queryToken = m_lastToken;
     s.queryPiece = s.queryToken >= 0 ? tokenizer.piece(s.queryToken, true) : std::string();
     s.generated = m_lastGenerated;
     s.querySlot = m_lastSlot;
@@ -157,15 +153,14 @@ StepSnapshot Session::snapshot() const {
         view.token = info.token;
         view.position = info.position;
         view.kind = info.kind;
-        if (info.kind == SlotKind::Empty)
-            continue;
+        if (info.kind == SlotKind::Empty) continue;
         if (m_pieceTokens[i] != info.token) {
             m_slotPieces[i] = tokenizer.piece(info.token, true);
             m_pieceTokens[i] = info.token;
         }
         view.piece = m_slotPieces[i];
-        view.kept = keep(s.queryPosition, info.position, cache.shape().window,
-                         info.kind == SlotKind::Sink);
+        view.kept =
+            keep(s.queryPosition, info.position, cache.shape().window, info.kind == SlotKind::Sink);
         view.attention = m_options.probe.enabled ? m_state.probe[i] : 0.0f;
     }
     s.hasAttention = m_options.probe.enabled;
@@ -187,6 +182,7 @@ StepSnapshot Session::snapshot() const {
 void Session::reset() {
     m_cache.clear();
     m_history.clear();
+    m_lastToken = -1;
     m_position = 0;
     m_lastSlot = -1;
     m_lastGenerated = false;

@@ -31,9 +31,12 @@ struct SessionOptions {
     int kvBits = 8;     // 32, 16 or 8
     PositionMode positions = PositionMode::Absolute;
     SinkMode sinks = SinkMode::ToolsAndBos;
-    int firstN = 4;         // for SinkMode::FirstN
-    int sinkCapacity = 0;   // for ToolsAndBos: tool-block tokens to reserve beyond BOS
-    AttentionProbe probe;   // attention weights to report in snapshots
+    int firstN = 4;       // for SinkMode::FirstN
+    int sinkCapacity = 0; // for ToolsAndBos: tool-block tokens to reserve beyond BOS
+    AttentionProbe probe; // attention weights to report in snapshots
+    // Keep every fed token in history() (tests, debugging): 4 bytes a token, without bound, so
+    // off by default; the cache itself stays fixed-size either way.
+    bool recordHistory = false;
 };
 
 // Called after each token; return false to stop generating.
@@ -60,6 +63,7 @@ public:
     int64_t effectiveWindow() const { return m_cache.shape().window; }
     const KvCache& cache() const { return m_cache; }
     int64_t position() const { return m_position; } // the next token's position
+    // Every token fed, in order; empty unless SessionOptions::recordHistory.
     const std::vector<int32_t>& history() const { return m_history; }
 
     // Feeds one token and returns the logits for the next one ([n_vocab], valid until the next
@@ -86,7 +90,8 @@ private:
     KvCache m_cache;
     RunState m_state;
     int64_t m_position = 0;
-    std::vector<int32_t> m_history;
+    std::vector<int32_t> m_history; // only with recordHistory
+    int32_t m_lastToken = -1;
     int m_lastSlot = -1;
     bool m_lastGenerated = false;
     // The display piece of each slot's token, filled by snapshot() for slots whose token changed

@@ -252,6 +252,7 @@ private slots:
         QFETCH(bool, needle);
         const Model& model = needle ? *m_needle : *m_plain;
         SessionOptions options;
+        options.recordHistory = true; // history() compared below
         options.kvWindow = 16;
         ToolChat chat(model, options, toolsFrom(kTools), kFacts);
         const ToolBlock& block = chat.toolBlock();
@@ -310,6 +311,7 @@ private slots:
     // the transcript lost, and the chat goes on under the new tools.
     void rebuildKeepsTheTranscript() {
         SessionOptions options;
+        options.recordHistory = true; // history() compared below
         options.kvWindow = 24;
         ToolChat chat(*m_needle, options, toolsFrom(kTools), kFacts);
         chat.ask("Is the server up?", shortAnswers(3, CallPolicy::Required));
@@ -349,6 +351,7 @@ private slots:
     // New session options (the Settings panel): same tools, same transcript, a new cache.
     void rebuildWithNewOptionsKeepsTheTranscript() {
         SessionOptions options;
+        options.recordHistory = true; // history() compared below
         options.kvWindow = 24;
         ToolChat chat(*m_needle, options, toolsFrom(kTools), kFacts);
         chat.ask("Is the server up?", shortAnswers(3, CallPolicy::Required));
@@ -385,6 +388,7 @@ private slots:
     // holds the new block and the new transcript's last W tokens, and the chat goes on.
     void continuesAConversationOnAnotherModel() {
         SessionOptions options;
+        options.recordHistory = true; // history() compared below
         options.kvWindow = 20;
         ToolChat first(*m_needle, options, toolsFrom(kTools));
         first.ask("Is the server up?", shortAnswers(7, CallPolicy::Required));

@@ -57,6 +57,7 @@ std::unique_ptr<Model> loadWithinHeapBound(const uint8_t* data, size_t size, std
 void requireUsable(const Model& model) {
     const int nVocab = model.config().nVocab;
     SessionOptions options;
+    options.recordHistory = true; // decoded below
     options.kvWindow = 4; // smaller than the prompt: the ring wraps and evicts
     Session session(model, options);
     Sampler greedy(SamplerOptions{.greedy = true});

@@ -339,6 +339,7 @@ void TestPoliciesPanel::switchingModelsStopsTheRun() {
     QVERIFY(window);
     PoliciesPanel* panel = window->policiesPanel();
     choosePolicies(*panel, {QStringLiteral("sink:4:streaming")});
+    makeRunLong(*panel);
     QSignalSpy finished(panel, &PoliciesPanel::runFinished);
     QSignalSpy loaded(window.get(), &MainWindow::modelReady);
     QVERIFY(startRunAndWaitForPoints(*window));
