@@ -27,6 +27,9 @@ EngineClient::EngineClient(QObject* parent)
         takeMailbox();
         emit sessionReady(info);
     });
+    connect(worker, &EngineWorker::toolsPreviewed, this, [this](const ToolsPreview& preview) {
+        if (preview.ticket == m_lastPreview) emit toolsPreviewed(preview);
+    });
     connect(worker, &EngineWorker::policyRunFinished, this, [this](const PolicyRunReport& report) {
         takeMailbox();
         emit policyRunFinished(report);
@@ -57,14 +60,18 @@ template <typename Request> void EngineClient::post(Request request) {
 void EngineClient::openModel(const QString& path, bool installDefault) {
     stop();
     EngineWorker* worker = m_worker.get();
-    post([worker, path, installDefault] {
-        worker->openModel(path, installDefault);
-    });
+    post([worker, path, installDefault] { worker->openModel(path, installDefault); });
 }
 
 void EngineClient::applySettings(const EngineSettings& settings) {
     EngineWorker* worker = m_worker.get();
     post([worker, settings] { worker->applySettings(settings); });
+}
+
+void EngineClient::previewTools(const QString& compactJson) {
+    const quint64 ticket = ++m_lastPreview;
+    EngineWorker* worker = m_worker.get();
+    post([worker, ticket, compactJson] { worker->previewTools(ticket, compactJson); });
 }
 
 void EngineClient::applyTools(const QString& compactJson) {

@@ -30,6 +30,9 @@ public:
     void openModel(const QString& path, bool installDefault = false);
     void applySettings(const EngineSettings& settings);
     void applyTools(const QString& compactJson);
+    // Queues a measurement of edited tools; only the latest request's answer is reported
+    // (toolsPreviewed).
+    void previewTools(const QString& compactJson);
     // Queues one user turn; returns its ticket (generationFinished reports it).
     quint64 send(const QString& text, const GenerationLimits& limits);
     // Queues the result of the last call (JSON text); the assistant continues. Returns its ticket.
@@ -53,6 +56,7 @@ signals:
     void modelLoaded(const sinkscope::ui::ModelInfo& info);
     void loadFailed(const QString& message);
     void sessionReady(const sinkscope::ui::SessionInfo& info);
+    void toolsPreviewed(const sinkscope::ui::ToolsPreview& preview);
     void generationFinished(const sinkscope::ui::GenerationReport& report);
     void errorOccurred(const QString& message);
     void generatingChanged(bool generating);
@@ -76,6 +80,7 @@ private:
     int m_generationsInFlight = 0;
     int m_chatEpoch = 0;
     quint64 m_lastPolicyRun = 0;
+    quint64 m_lastPreview = 0; // the newest previewTools request
 };
 
 } // namespace sinkscope::ui

@@ -65,6 +65,7 @@ void registerEngineMetaTypes() {
     qRegisterMetaType<GenerationLimits>();
     qRegisterMetaType<ModelInfo>();
     qRegisterMetaType<SessionInfo>();
+    qRegisterMetaType<ToolsPreview>();
     qRegisterMetaType<GenerationReport>();
     qRegisterMetaType<EngineBatch>();
 }

@@ -89,6 +89,15 @@ struct SinkBudgetInfo {
     bool overBudget = false;
 };
 
+// What edited tools would pin, measured before Apply (the tools tab's preview).
+struct ToolsPreview {
+    quint64 ticket = 0;
+    QString compactJson; // the tools measured
+    int sinksUsed = 0;   // BOS and the block's tokens
+    QList<ToolSpan> toolSpans;
+    SinkBudgetInfo sinkBudget;
+};
+
 // A session as built by the worker, and why it was (re)built.
 struct SessionInfo {
     QString reason;            // "Model loaded", "Tools applied", "Settings changed", "New chat"
@@ -178,5 +187,6 @@ Q_DECLARE_METATYPE(sinkscope::ui::EngineSettings)
 Q_DECLARE_METATYPE(sinkscope::ui::GenerationLimits)
 Q_DECLARE_METATYPE(sinkscope::ui::ModelInfo)
 Q_DECLARE_METATYPE(sinkscope::ui::SessionInfo)
+Q_DECLARE_METATYPE(sinkscope::ui::ToolsPreview)
 Q_DECLARE_METATYPE(sinkscope::ui::GenerationReport)
 Q_DECLARE_METATYPE(sinkscope::ui::EngineBatch)

@@ -316,6 +316,28 @@ void EngineWorker::applyTools(const QString& compactJson) {
     }
 }
 
+void EngineWorker::previewTools(quint64 ticket, const QString& compactJson) {
+    const RequestScope scope(*this);
+    if (m_shutDown.load() || !m_chat) return;
+    const QByteArray json = compactJson.toUtf8();
+    const ToolsParseResult parsed =
+        parseTools(std::string_view(json.constData(), size_t(json.size())));
+    if (!parsed.ok()) return; // the editor reports the error on Apply
+    try {
+        const ToolBlock block = m_chat->chatTemplate().toolBlock(*parsed.tools);
+        ToolsPreview preview;
+        preview.ticket = ticket;
+        preview.compactJson = compactJson;
+        preview.sinksUsed = int(block.tokens.size());
+        preview.toolSpans = toolSpansOf(block);
+        preview.sinkBudget =
+            sinkBudgetInfo(sinkBudget(m_model->config(), m_chat->session().options(), block));
+        emit toolsPreviewed(preview);
+    } catch (...) {
+        // A block that cannot be rendered fails the same way on Apply, which reports it.
+    }
+}
+
 void EngineWorker::startNewChat(int chatEpoch) {
     const RequestScope scope(*this);
     if (m_shutDown.load()) return;

@@ -41,6 +41,8 @@ public:
     void openModel(const QString& path, bool installDefault);
     void applySettings(const sinkscope::ui::EngineSettings& settings);
     void applyTools(const QString& compactJson);
+    // Measures what `compactJson` would pin with the current model and settings; nothing changes.
+    void previewTools(quint64 ticket, const QString& compactJson);
     void generate(quint64 ticket, const QString& userText,
                   const sinkscope::ui::GenerationLimits& limits);
     // The result of the last call, as JSON text: the assistant continues from it.
@@ -55,6 +57,7 @@ signals:
     void modelLoaded(const sinkscope::ui::ModelInfo& info);
     void loadFailed(const QString& message);
     void sessionReady(const sinkscope::ui::SessionInfo& info);
+    void toolsPreviewed(const sinkscope::ui::ToolsPreview& preview);
     void generationFinished(const sinkscope::ui::GenerationReport& report);
     void errorOccurred(const QString& message);
     void policyRunFinished(const sinkscope::ui::PolicyRunReport& report);

@@ -53,32 +53,41 @@ QString mebibytes(qint64 bytes) {
 
 // The Tools tab's account of what is pinned: tokens per tool, and the KV bytes of the sinks and
 // the window against the budget (a warning when over).
-QString toolsStatusHtml(const SessionInfo& info, const QColor& warning) {
+// "Tokens per tool: …<br>KV of sinks + window …", for the tools in force and for a preview.
+QString toolsAndBudgetHtml(const QList<ToolSpan>& toolSpans, const SinkBudgetInfo& budget,
+                           const QColor& warning) {
     QStringList perTool;
-    for (const ToolSpan& tool : info.toolSpans)
+    for (const ToolSpan& tool : toolSpans)
         perTool << QObject::tr("%1 %2").arg(tool.name.toHtmlEscaped()).arg(tool.count());
-    const SinkBudgetInfo& budget = info.sinkBudget;
-    QString text =
-        QObject::tr("Sink block: %1 pinned (BOS and tools) of %2 sink slots, %3 layout. Last "
-                    "rebuild (%4): %5 ms, %6 of the conversation's %7 re-prefilled.")
-            .arg(tokenCount(info.sinksUsed))
-            .arg(info.sinkSlots)
-            .arg(info.chatLayout, info.reason.toLower(), formatMilliseconds(info.seconds),
-                 tokenCount(info.reprefilledTokens), tokenCount(info.transcriptTokens));
-    text +=
-        QStringLiteral("<br>") +
-        QObject::tr("Tokens per tool: %1")
-            .arg(perTool.isEmpty() ? QObject::tr("no tools") : perTool.join(QStringLiteral(" · ")));
     const QString bytes =
         QObject::tr("KV of sinks + window (%1 + %2 positions): %3 of the %4 budget")
             .arg(budget.sinkSlots)
             .arg(budget.window)
             .arg(mebibytes(budget.kvBytes), mebibytes(budget.budgetBytes));
-    text += QStringLiteral("<br>") +
-            (budget.overBudget ? QStringLiteral("<span style=\"color:%1\"><b>%2</b> %3</span>")
-                                     .arg(warning.name(), QObject::tr("Over budget:"), bytes)
-                               : bytes);
-    return text;
+    return QObject::tr("Tokens per tool: %1")
+               .arg(perTool.isEmpty() ? QObject::tr("no tools")
+                                      : perTool.join(QStringLiteral(" · "))) +
+           QStringLiteral("<br>") +
+           (budget.overBudget ? QStringLiteral("<span style=\"color:%1\"><b>%2</b> %3</span>")
+                                    .arg(warning.name(), QObject::tr("Over budget:"), bytes)
+                              : bytes);
+}
+
+QString toolsStatusHtml(const SessionInfo& info, const QColor& warning) {
+    return QObject::tr("Sink block: %1 pinned (BOS and tools) of %2 sink slots, %3 layout. Last "
+                       "rebuild (%4): %5 ms, %6 of the conversation's %7 re-prefilled.")
+               .arg(tokenCount(info.sinksUsed))
+               .arg(info.sinkSlots)
+               .arg(info.chatLayout, info.reason.toLower(), formatMilliseconds(info.seconds),
+                    tokenCount(info.reprefilledTokens), tokenCount(info.transcriptTokens)) +
+           QStringLiteral("<br>") + toolsAndBudgetHtml(info.toolSpans, info.sinkBudget, warning);
+}
+
+QString toolsPreviewHtml(const ToolsPreview& preview, const QColor& warning) {
+    return QObject::tr("<b>Edited tools, not applied yet:</b> %1 pinned (BOS and tools).")
+               .arg(tokenCount(preview.sinksUsed)) +
+           QStringLiteral("<br>") +
+           toolsAndBudgetHtml(preview.toolSpans, preview.sinkBudget, warning);
 }
 
 // The preset's canned result for the calls: one call's result, or an array of them in call
@@ -140,9 +149,15 @@ void MainWindow::createWidgets() {
     m_toolsStatus->setObjectName(QStringLiteral("toolsStatus"));
     m_toolsStatus->setWordWrap(true);
     m_toolsStatus->setTextFormat(Qt::RichText);
+    m_toolsPreview = new QLabel(this);
+    m_toolsPreview->setObjectName(QStringLiteral("toolsPreview"));
+    m_toolsPreview->setWordWrap(true);
+    m_toolsPreview->setTextFormat(Qt::RichText);
+    m_toolsPreview->hide();
     auto* toolsPage = new QWidget(this);
     auto* toolsLayout = new QVBoxLayout(toolsPage);
     toolsLayout->addWidget(m_toolsEditor, 1);
+    toolsLayout->addWidget(m_toolsPreview);
     toolsLayout->addWidget(m_toolsStatus);
     m_tabs->addTab(toolsPage, tr("Tools"));
     m_tabs->addTab(settingsScroll, tr("Settings"));
@@ -180,6 +195,7 @@ void MainWindow::createWidgets() {
     connect(m_heatmap, &views::MaskHeatmap::keyPositionClicked, this,
             &MainWindow::selectKeyPosition);
     connect(m_toolsEditor, &views::ToolsEditor::toolsApplied, this, &MainWindow::onToolsApplied);
+    connect(m_toolsEditor, &views::ToolsEditor::draftChanged, this, &MainWindow::previewDraftTools);
     connect(m_toolsEditor, &views::ToolsEditor::presetChosen, this,
             [this](const QString&, const QString& query) {
                 if (!query.isEmpty()) m_chat->input()->setPlaceholderText(tr("Try: %1").arg(query));
@@ -240,6 +256,7 @@ void MainWindow::connectEngine() {
     connect(engine, &EngineClient::modelLoaded, this, &MainWindow::onModelLoaded);
     connect(engine, &EngineClient::loadFailed, this, &MainWindow::onLoadFailed);
     connect(engine, &EngineClient::sessionReady, this, &MainWindow::onSessionReady);
+    connect(engine, &EngineClient::toolsPreviewed, this, &MainWindow::onToolsPreviewed);
     connect(engine, &EngineClient::generationFinished, this, &MainWindow::onGenerationFinished);
     connect(engine, &EngineClient::generatingChanged, this, &MainWindow::onGeneratingChanged);
     connect(engine, &EngineClient::errorOccurred, this, &MainWindow::onEngineError);
@@ -349,6 +366,26 @@ QString MainWindow::toolsStatusText() const {
     return m_toolsStatus->text();
 }
 
+QString MainWindow::toolsPreviewText() const {
+    return m_toolsPreview->isHidden() ? QString() : m_toolsPreview->text();
+}
+
+void MainWindow::previewDraftTools(const QString& compactJson) {
+    m_draftTools = compactJson;
+    if (compactJson.isEmpty()) {
+        m_toolsPreview->hide();
+        return;
+    }
+    m_engine->previewTools(compactJson);
+}
+
+void MainWindow::onToolsPreviewed(const ToolsPreview& preview) {
+    if (preview.compactJson != m_draftTools) return; // edited again since
+    m_toolsPreview->setText(
+        toolsPreviewHtml(preview, views::MaskColors::forPalette(palette()).errorText));
+    m_toolsPreview->show();
+}
+
 void MainWindow::sendMessage(const QString& text) {
     m_chat->sendText(text);
 }
@@ -440,6 +477,8 @@ void MainWindow::onSessionReady(const SessionInfo& info) {
     if (info.reprefilledTokens > 0) m_chat->appendNote(summary);
     m_toolsStatus->setText(
         toolsStatusHtml(info, views::MaskColors::forPalette(palette()).errorText));
+    // Another model or cache shape measures the same draft differently.
+    if (!m_draftTools.isEmpty()) m_engine->previewTools(m_draftTools);
     emit sessionRebuilt(info);
 }
 

@@ -54,6 +54,7 @@ public:
     StatsPanel* statsPanel() const { return m_stats; }
     PoliciesPanel* policiesPanel() const { return m_policies; }
     QString toolsStatusText() const;
+    QString toolsPreviewText() const; // "" while no edited tools wait to be applied
     StatusBanner* banner() const { return m_banner; }
     QTabWidget* tabs() const { return m_tabs; }
     EngineClient* engine() const { return m_engine.get(); }
@@ -98,6 +99,8 @@ private:
     void onModelLoaded(const ModelInfo& info);
     void onLoadFailed(const QString& message);
     void onSessionReady(const SessionInfo& info);
+    void previewDraftTools(const QString& compactJson); // "" hides the preview
+    void onToolsPreviewed(const ToolsPreview& preview);
     void onGenerationFinished(const GenerationReport& report);
     void onGeneratingChanged(bool generating);
     void onEngineError(const QString& message);
@@ -127,7 +130,9 @@ private:
     SettingsPanel* m_settingsPanel = nullptr;
     StatsPanel* m_stats = nullptr;
     PoliciesPanel* m_policies = nullptr;
-    QLabel* m_toolsStatus = nullptr; // what the applied tools pinned, and the rebuild's time
+    QLabel* m_toolsStatus = nullptr;  // what the applied tools pinned, and the rebuild's time
+    QLabel* m_toolsPreview = nullptr; // what the edited tools would pin, before Apply
+    QString m_draftTools;             // the edited tools being previewed (compact JSON), or ""
     QLabel* m_modelLabel = nullptr;
     QProgressBar* m_loadingBar = nullptr;
     QAction* m_stopAction = nullptr;

@@ -35,8 +35,8 @@ using namespace sinkscope::ui;
 
 namespace {
 
-using test::useTemporaryAppFolders;
 using test::typeMessage;
+using test::useTemporaryAppFolders;
 
 constexpr int kWaitMs = 60000;
 constexpr int kWindow = 64;
@@ -267,7 +267,8 @@ void TestToolChat::invalidToolResultSendsNothingValidOneContinues() {
 }
 
 // Edit a preset, Apply mid-chat: the sinks and the KV view's sink slots change, the first turn
-// stays, and a second message is answered under the new tools.
+// stays, and a second message is answered under the new tools. Before Apply, the edit's preview
+// tells what Apply then pins, and nothing is rebuilt.
 void TestToolChat::editedPresetAppliedMidChat() {
     WindowPtr window = openWindow();
     QVERIFY(window);
@@ -283,13 +284,27 @@ void TestToolChat::editedPresetAppliedMidChat() {
     TokenTextView* transcript = window->chatPanel()->transcript();
     const qint64 firstTurnTokens = transcript->tokenCount();
 
+    QSignalSpy sessions(window.get(), &MainWindow::sessionRebuilt);
     QPlainTextEdit* editor = window->toolsEditor()->textEdit();
     editor->selectAll();
     QTest::keyClicks(editor, kEditedTools);
-    QSignalSpy sessions(window.get(), &MainWindow::sessionRebuilt);
+    QTRY_VERIFY_WITH_TIMEOUT(window->toolsPreviewText().contains(QStringLiteral("not applied")),
+                             kWaitMs);
+    const QString preview = window->toolsPreviewText();
+    QVERIFY(sessions.isEmpty());
+    QCOMPARE(window->sessionInfo().sinksUsed, before.sinksUsed);
     QTest::mouseClick(buttonWithText(window->toolsEditor(), QStringLiteral("Apply")),
                       Qt::LeftButton);
     const SessionInfo after = waitForSession(sessions);
+    QVERIFY(window->toolsPreviewText().isEmpty());
+    QVERIFY2(
+        preview.contains(QStringLiteral("%1 tokens pinned").arg(after.sinksUsed)) &&
+            preview.contains(
+                QStringLiteral("Tokens per tool: set_light %1").arg(after.toolSpans[0].count())) &&
+            preview.contains(QStringLiteral("(%1 + %2 positions)")
+                                 .arg(after.sinkBudget.sinkSlots)
+                                 .arg(after.sinkBudget.window)),
+        qPrintable(preview));
     QCOMPARE(after.reason, QStringLiteral("Tools applied"));
     QVERIFY(after.sinksUsed < before.sinksUsed);
     QCOMPARE(after.toolSpans.size(), 1);

@@ -16,6 +16,7 @@
 #include <QPushButton>
 #include <QSaveFile>
 #include <QTextBlock>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <optional>
@@ -27,6 +28,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr int kJsonIndent = 2;
+constexpr int kDraftQuietMs = 300; // typing pauses this long before the draft is measured
 
 QString jsonString(const Json& object, const char* key) {
     const auto found = object.find(key);
@@ -94,6 +96,15 @@ ToolsEditor::ToolsEditor(const QString& presetDirectory, QWidget* parent) : QWid
     // A stale error mark would point at text that moved: edits remove it.
     connect(m_editor, &QPlainTextEdit::textChanged, this,
             [this] { m_editor->setExtraSelections({}); });
+    m_draftTimer = new QTimer(this);
+    m_draftTimer->setSingleShot(true);
+    m_draftTimer->setInterval(kDraftQuietMs);
+    connect(m_editor, &QPlainTextEdit::textChanged, m_draftTimer, qOverload<>(&QTimer::start));
+    connect(m_draftTimer, &QTimer::timeout, this, [this] {
+        const ToolsValidation draft = validateTools(toolsText());
+        emit draftChanged(draft.ok && draft.compactJson != m_appliedJson ? draft.compactJson
+                                                                         : QString());
+    });
     loadPresets(presetDirectory);
 }
 
@@ -197,6 +208,9 @@ bool ToolsEditor::apply() {
     const int preset = m_presetBox->currentIndex();
     m_appliedResults = preset >= 0 && preset < m_presets.size() ? m_presets[preset].results
                                                                 : QMap<QString, QString>();
+    m_appliedJson = validation.compactJson;
+    m_draftTimer->stop();
+    emit draftChanged(QString());
     emit toolsApplied(validation.compactJson);
     return true;
 }

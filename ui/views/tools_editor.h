@@ -13,6 +13,7 @@
 class QComboBox;
 class QLabel;
 class QPlainTextEdit;
+class QTimer;
 
 namespace sinkscope::views {
 
@@ -56,6 +57,9 @@ public:
 
 signals:
     void toolsApplied(const QString& compactJson);
+    // Shortly after an edit: the edited tools (compact JSON) when they are valid and differ from
+    // those applied, else "" (nothing to preview).
+    void draftChanged(const QString& compactJson);
     void presetChosen(const QString& name, const QString& query);
 
 protected:
@@ -73,6 +77,8 @@ private:
 
     QList<ToolsPreset> m_presets;
     QMap<QString, QString> m_appliedResults; // the canned results of the preset last applied
+    QString m_appliedJson;                   // the compact JSON last applied
+    QTimer* m_draftTimer = nullptr;          // quiet time after an edit before draftChanged
     QComboBox* m_presetBox = nullptr;
     QLabel* m_description = nullptr;
     QPlainTextEdit* m_editor = nullptr;
