@@ -174,8 +174,8 @@ void runPoliciesDemo(MainWindow& window, const CommandLine& line) {
 }
 
 // Sends the prompt once the model is ready, and saves the window when the reply is done. Prints
-// one JSON line with the reply's speed, the GUI thread's longest stall while it ran, and the
-// process's resident memory when it ended.
+// one JSON line with the reply's speed, the GUI thread's longest stall and longest busy stretch
+// while it ran (event_loop_watch.h), and the process's resident memory when it ended.
 void runScreenshot(MainWindow& window, const CommandLine& line) {
     auto* watch = new EventLoopWatch(&window);
     if (line.policiesDemo)
@@ -194,27 +194,27 @@ void runScreenshot(MainWindow& window, const CommandLine& line) {
                          fail(message);
                          QCoreApplication::exit(1);
                      });
-    QObject::connect(&window, &MainWindow::replyFinished, &window,
-                     [&window, watch, path = line.screenshot](const GenerationReport& report) {
-                         if (report.reason == sinkscope::ui::StopReason::Failed) {
-                             fail(QStringLiteral("generation failed"));
-                             QCoreApplication::exit(1);
-                             return;
-                         }
-                         std::printf("{\"prompt_tokens\": %d, \"generated_tokens\": %d, "
-                                     "\"prefill_tokens_per_s\": %.1f, \"decode_tokens_per_s\": "
-                                     "%.1f, \"max_event_loop_stall_ms\": %.1f, \"rss_bytes\": "
-                                     "%lld}\n",
-                                     report.promptTokens, report.generatedTokens,
-                                     report.prefillSeconds > 0
-                                         ? report.promptTokens / report.prefillSeconds
-                                         : 0.0,
-                                     report.tokensPerSecond(), watch->longestStallMs(),
-                                     static_cast<long long>(sinkscope::ui::residentSetBytes()));
-                         std::fflush(stdout);
-                         if (!report.calls.isEmpty()) window.highlightTool(report.calls[0].name);
-                         saveWindowAndExit(window, path);
-                     });
+    QObject::connect(
+        &window, &MainWindow::replyFinished, &window,
+        [&window, watch, path = line.screenshot](const GenerationReport& report) {
+            if (report.reason == sinkscope::ui::StopReason::Failed) {
+                fail(QStringLiteral("generation failed"));
+                QCoreApplication::exit(1);
+                return;
+            }
+            std::printf("{\"prompt_tokens\": %d, \"generated_tokens\": %d, "
+                        "\"prefill_tokens_per_s\": %.1f, \"decode_tokens_per_s\": "
+                        "%.1f, \"max_event_loop_stall_ms\": %.1f, "
+                        "\"max_event_loop_busy_ms\": %.1f, \"rss_bytes\": %lld}\n",
+                        report.promptTokens, report.generatedTokens,
+                        report.prefillSeconds > 0 ? report.promptTokens / report.prefillSeconds
+                                                  : 0.0,
+                        report.tokensPerSecond(), watch->longestStallMs(), watch->longestBusyMs(),
+                        static_cast<long long>(sinkscope::ui::residentSetBytes()));
+            std::fflush(stdout);
+            if (!report.calls.isEmpty()) window.highlightTool(report.calls[0].name);
+            saveWindowAndExit(window, path);
+        });
     QTimer::singleShot(kScreenshotTimeoutMs, &window, [] {
         fail(QStringLiteral("timed out waiting for the reply or the policy run"));
         QCoreApplication::exit(2);

@@ -5,6 +5,7 @@
 
 #include "mask.h"
 #include "mask_heatmap.h"
+#include "mask_rows.h"
 #include "snapshot.h"
 #include "view_colors.h"
 
@@ -21,6 +22,7 @@
 using namespace sinkscope;
 using sinkscope::views::MaskColors;
 using sinkscope::views::MaskHeatmap;
+using sinkscope::views::MaskRows;
 
 namespace {
 
@@ -143,6 +145,7 @@ private slots:
     void exportPngHasSquareAspect();
     void fiveThousandPositionsWithoutDenseStorage();
     void clearForgetsEverything();
+    void sinkRanksFollowPositions();
 };
 
 void TestMaskHeatmap::everyCellKindMatchesClassify() {
@@ -593,6 +596,41 @@ void TestMaskHeatmap::clearForgetsEverything() {
     QCOMPARE(heatmap.highlightedKeyPosition(), qint64(-1));
     QVERIFY(!heatmap.cellKind(0, 0).has_value());
     QVERIFY(heatmap.renderWholeMatrix().isNull());
+}
+
+// A sink learnt after a later one (a rebuilt session's snapshot) takes its place in position
+// order: every rank follows, and the weights of both stay where keep() puts them.
+void TestMaskHeatmap::sinkRanksFollowPositions() {
+    const auto snapshotWithSinks = [](int64_t q, std::vector<int64_t> sinks) {
+        StepSnapshot snapshot;
+        snapshot.queryPosition = q;
+        snapshot.queryToken = 7;
+        snapshot.effectiveWindow = 2;
+        for (const int64_t position : sinks) {
+            SlotView slot;
+            slot.token = int32_t(position);
+            slot.position = position;
+            slot.kind = SlotKind::Sink;
+            slot.kept = true;
+            snapshot.cacheSlots.push_back(slot);
+        }
+        return snapshot;
+    };
+    MaskRows rows;
+    rows.add(snapshotWithSinks(10, {5}));
+    QCOMPARE(rows.sinkRank(5), 0);
+    rows.add(snapshotWithSinks(11, {2, 5, 8}));
+    QCOMPARE(rows.sinkCount(), 3);
+    QCOMPARE(rows.sinkRank(2), 0);
+    QCOMPARE(rows.sinkRank(5), 1);
+    QCOMPARE(rows.sinkRank(8), 2);
+    QCOMPARE(rows.sinkRank(3), -1);
+    QCOMPARE(rows.sinkRank(11), -1);
+    for (int64_t rank = 0; rank < rows.sinkCount(); ++rank)
+        QCOMPARE(rows.sinkRank(rows.sinkAt(rank)), rank);
+    QVERIFY(rows.isSink(2) && rows.isSink(8) && !rows.isSink(9));
+    QCOMPARE(*rows.cellKind(11, 2), MaskCell::AttendedSink);
+    QCOMPARE(*rows.cellKind(11, 3), MaskCell::Evicted);
 }
 
 QTEST_MAIN(TestMaskHeatmap)

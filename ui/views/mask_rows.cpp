@@ -47,7 +47,7 @@ void MaskRows::clear() {
     m_pieces = {};
     m_tokens = {};
     m_slots = {};
-    m_sinkFlags = {};
+    m_sinkRanks = {};
     m_sinkPositions = {};
 }
 
@@ -59,7 +59,7 @@ void MaskRows::growTo(int64_t count, int64_t gapWindow) {
     m_pieces.resize(size_t(count));
     m_tokens.resize(size_t(count), kUnknownToken);
     m_slots.resize(size_t(count), -1);
-    m_sinkFlags.resize(size_t(count), 0);
+    m_sinkRanks.resize(size_t(count), -1);
 }
 
 void MaskRows::learnPosition(int64_t position, int32_t token, const std::string& piece, int slot,
@@ -70,10 +70,12 @@ void MaskRows::learnPosition(int64_t position, int32_t token, const std::string&
         m_pieces[index] = QString::fromUtf8(piece.data(), qsizetype(piece.size()));
     }
     if (slot >= 0) m_slots[index] = slot;
-    if (sink && !m_sinkFlags[index]) {
-        m_sinkFlags[index] = 1;
-        m_sinkPositions.insert(
+    if (sink && m_sinkRanks[index] < 0) {
+        // Sinks arrive in order, so this is an append; an earlier position shifts later ranks.
+        const auto at = m_sinkPositions.insert(
             std::lower_bound(m_sinkPositions.begin(), m_sinkPositions.end(), position), position);
+        for (auto it = at; it != m_sinkPositions.end(); ++it)
+            m_sinkRanks[size_t(*it)] = int32_t(it - m_sinkPositions.begin());
     }
 }
 
@@ -106,7 +108,7 @@ bool MaskRows::isRecorded(int64_t q) const {
 }
 
 bool MaskRows::isSink(int64_t k) const {
-    return k >= 0 && k < positionCount() && m_sinkFlags[size_t(k)] != 0;
+    return k >= 0 && k < positionCount() && m_sinkRanks[size_t(k)] >= 0;
 }
 
 bool MaskRows::hasWeights(int64_t q) const {
@@ -120,7 +122,7 @@ int64_t MaskRows::window(int64_t q) const {
 MaskCellData MaskRows::cell(int64_t q, int64_t k) const {
     const Row& row = m_rows[size_t(q)];
     MaskCellData data;
-    data.kind = classify(q, k, row.window, m_sinkFlags[size_t(k)] != 0);
+    data.kind = classify(q, k, row.window, m_sinkRanks[size_t(k)] >= 0);
     data.recorded = row.recorded;
     const int64_t index = weightIndex(row, q, k);
     if (index >= 0 && row.maxWeight > 0)
@@ -147,9 +149,7 @@ int64_t MaskRows::firstSinkIn(int64_t first, int64_t last) const {
 }
 
 int64_t MaskRows::sinkRank(int64_t k) const {
-    if (!isSink(k)) return -1;
-    return std::lower_bound(m_sinkPositions.begin(), m_sinkPositions.end(), k) -
-           m_sinkPositions.begin();
+    return k >= 0 && k < positionCount() ? m_sinkRanks[size_t(k)] : -1;
 }
 
 QString MaskRows::piece(int64_t position) const {
@@ -176,7 +176,8 @@ int64_t MaskRows::memoryBytes() const {
     for (const QString& piece : m_pieces)
         bytes += piece.capacity() * qsizetype(sizeof(QChar));
     bytes += int64_t((m_slots.capacity() + m_tokens.capacity()) * sizeof(int32_t) +
-                     m_sinkFlags.capacity() + m_sinkPositions.capacity() * sizeof(int64_t));
+                     m_sinkRanks.capacity() * sizeof(int32_t) +
+                     m_sinkPositions.capacity() * sizeof(int64_t));
     return bytes;
 }
 

@@ -73,7 +73,7 @@ private:
     std::vector<QString> m_pieces;        // [positions]
     std::vector<int32_t> m_tokens;        // [positions], kUnknownToken until learnt
     std::vector<int32_t> m_slots;         // [positions]
-    std::vector<uint8_t> m_sinkFlags;     // [positions]
+    std::vector<int32_t> m_sinkRanks;     // [positions] index in m_sinkPositions, -1: not a sink
     std::vector<int64_t> m_sinkPositions; // sorted
 };
 
