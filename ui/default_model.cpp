@@ -25,6 +25,12 @@ QString defaultModelPath() {
     return QDir(dataDir).filePath(QStringLiteral("models/needle-nano.gguf"));
 }
 
+bool isDefaultModelPath(const QString& path) {
+    const QString folder = QFileInfo(defaultModelPath()).absolutePath();
+    return path == defaultModelPath() ||
+           path == QDir(folder).filePath(QStringLiteral("synthetic-random.gguf"));
+}
+
 bool installDefaultModel(const QString& path, QString& error) {
     QFile embedded(kEmbeddedModel);
     if (!embedded.open(QIODevice::ReadOnly)) {

@@ -10,6 +10,11 @@ namespace sinkscope::ui {
 // AppDataLocation/models/needle-nano.gguf
 QString defaultModelPath();
 
+// Whether `path` is the default model, this release's or an earlier one's (before needle-nano
+// the playground wrote a synthetic model beside it, "synthetic-random.gguf"): the settings then
+// name the default, not a model the user chose, and the playground opens this release's.
+bool isDefaultModelPath(const QString& path);
+
 // Writes the embedded model to `path` unless an identical file is already there (a damaged or
 // older copy is replaced). The file is written beside `path` and renamed over it, so a copy the
 // engine has mapped stays valid. Returns false with `error` set when it cannot be written.

@@ -288,7 +288,9 @@ void MainWindow::openInitialModel(const QString& overridePath) {
         openModel(overridePath, false);
         return;
     }
-    const QString configured = m_settings.modelPath;
+    // The default is installed again when its copy is missing, damaged or from another release.
+    const QString configured =
+        isDefaultModelPath(m_settings.modelPath) ? QString() : m_settings.modelPath;
     if (!configured.isEmpty() && QFileInfo::exists(configured)) {
         openModel(configured, false);
         return;

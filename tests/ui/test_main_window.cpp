@@ -96,6 +96,7 @@ private slots:
     void invalidToolsKeepTheSinks();
     void kvSlotClickHighlightsColumnAndText();
     void firstRunInstallsNeedleNano();
+    void damagedDefaultModelIsReinstalled_data();
     void damagedDefaultModelIsReinstalled();
     void missingConfiguredModelFallsBackToNeedleNano();
 
@@ -579,9 +580,22 @@ void TestMainWindow::firstRunInstallsNeedleNano() {
     QCOMPARE(AppSettings::load().engine.useModelHints, false);
 }
 
-// A damaged copy of the built-in model (here cut short) is replaced by the embedded one.
+void TestMainWindow::damagedDefaultModelIsReinstalled_data() {
+    QTest::addColumn<QString>("configured");
+    QTest::newRow("no model configured") << QString();
+    QTest::newRow("the default configured") << defaultModelPath();
+    QTest::newRow("an earlier release's default configured")
+        << QFileInfo(defaultModelPath())
+               .absoluteDir()
+               .filePath(QStringLiteral("synthetic-random.gguf"));
+}
+
+// A damaged copy of the built-in model (here cut short), as an older release's would be, is
+// replaced by the embedded one; settings that name the default (this release's or an earlier
+// one's) open this release's.
 void TestMainWindow::damagedDefaultModelIsReinstalled() {
-    saveSettings([](AppSettings& s) { s.modelPath.clear(); });
+    QFETCH(QString, configured);
+    saveSettings([&](AppSettings& s) { s.modelPath = configured; });
     QFile embedded(QStringLiteral(":/models/needle-nano.gguf"));
     QVERIFY(embedded.open(QIODevice::ReadOnly));
     const QByteArray bytes = embedded.readAll();
@@ -590,10 +604,18 @@ void TestMainWindow::damagedDefaultModelIsReinstalled() {
     QVERIFY(damaged.open(QIODevice::WriteOnly | QIODevice::Truncate));
     QCOMPARE(damaged.write(bytes.left(bytes.size() / 2)), bytes.size() / 2);
     damaged.close();
+    if (!configured.isEmpty() && configured != defaultModelPath()) {
+        std::string error;
+        QVERIFY2(writeSyntheticModel(SyntheticSpec{}, QFile::encodeName(configured).toStdString(),
+                                     error),
+                 error.c_str());
+    }
     WindowPtr window = openWindow();
     QVERIFY(window);
+    QCOMPARE(window->modelInfo()->path, defaultModelPath());
     QVERIFY(window->modelLabelText().contains(QStringLiteral("needle-nano")));
     QCOMPARE(QFileInfo(defaultModelPath()).size(), bytes.size());
+    QVERIFY(!window->banner()->isVisible());
 }
 
 void TestMainWindow::missingConfiguredModelFallsBackToNeedleNano() {
