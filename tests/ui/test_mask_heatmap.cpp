@@ -5,6 +5,7 @@
 
 #include "mask.h"
 #include "mask_heatmap.h"
+#include "mask_image.h"
 #include "mask_rows.h"
 #include "snapshot.h"
 #include "view_colors.h"
@@ -22,6 +23,7 @@
 using namespace sinkscope;
 using sinkscope::views::MaskColors;
 using sinkscope::views::MaskHeatmap;
+using sinkscope::views::MaskLegendEntry;
 using sinkscope::views::MaskRows;
 
 namespace {
@@ -237,6 +239,13 @@ void TestMaskHeatmap::paintedColoursFollowKinds() {
     heatmap.highlightKeyPosition(5);
     QVERIFY(paintedColor(heatmap, 20, 5) != colors.evicted);
     QCOMPARE(paintedColor(heatmap, 20, 6), colors.evicted);
+
+    // The legend's "selected keys" swatch is the tint a selected attended cell is painted with.
+    heatmap.highlightKeyPosition(19);
+    const QImage selected =
+        sinkscope::views::renderLegendSwatch(colors, MaskLegendEntry::Selected, QSize(16, 12));
+    QVERIFY(selected.pixelColor(8, 6) != colors.recent);
+    QCOMPARE(paintedColor(heatmap, 20, 19), selected.pixelColor(8, 6));
 }
 
 void TestMaskHeatmap::hoverShowsTooltip() {

@@ -96,14 +96,15 @@ QWidget* MaskHeatmap::createLegend() {
         {MaskLegendEntry::Evicted, tr("evicted")},
         {MaskLegendEntry::Future, tr("future")},
         {MaskLegendEntry::NotRecorded, tr("row not recorded")},
-        {MaskLegendEntry::WeightRamp, tr("attention weight: low → high")},
+        {MaskLegendEntry::WeightRamp, tr("weight: low → high")},
+        {MaskLegendEntry::Selected, tr("selected keys")},
     };
     for (const auto& [entry, text] : entries) {
         auto* swatch = new QLabel(legend);
         m_swatches.append({swatch, entry});
         layout->addWidget(swatch);
         layout->addWidget(new QLabel(text, legend));
-        layout->addSpacing(8);
+        layout->addSpacing(6);
     }
     layout->addStretch(1);
     return legend;

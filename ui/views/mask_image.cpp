@@ -170,6 +170,8 @@ void paintCells(QImage& image, const MaskRows& rows, const MaskColors& colors,
     }
 }
 
+constexpr double kHighlightTint = 0.45; // how much of the highlight colour tints a selected column
+
 // Highlighted columns get a solid edge when cells are wide enough to show one, a tint inside.
 void paintHighlightedColumns(QImage& image, const MaskColors& colors, double columnCellSize,
                              const std::vector<PixelSpan>& columns,
@@ -185,7 +187,8 @@ void paintHighlightedColumns(QImage& image, const MaskColors& colors, double col
         for (int y = 0; y < image.height(); ++y) {
             if (lines[size_t(y)].cell < 0) continue;
             auto* pixel = reinterpret_cast<QRgb*>(image.scanLine(y)) + x;
-            *pixel = solid ? edge : mixColors(QColor(*pixel), colors.highlight, 0.45).rgb();
+            *pixel =
+                solid ? edge : mixColors(QColor(*pixel), colors.highlight, kHighlightTint).rgb();
         }
     }
 }
@@ -255,6 +258,7 @@ QImage renderLegendSwatch(const MaskColors& colors, MaskLegendEntry entry, QSize
     case MaskLegendEntry::Recent:
     case MaskLegendEntry::NotRecorded:
     case MaskLegendEntry::WeightRamp:
+    case MaskLegendEntry::Selected:
         cell.kind = MaskCell::AttendedRecent;
         break;
     }
@@ -266,6 +270,8 @@ QImage renderLegendSwatch(const MaskColors& colors, MaskLegendEntry entry, QSize
             if (entry == MaskLegendEntry::WeightRamp)
                 cell.intensity = float(x) / float(std::max(1, size.width() - 1));
             pixels[x] = palette.color(cell, ((x + y) / kHatchPixels) & 1);
+            if (entry == MaskLegendEntry::Selected)
+                pixels[x] = mixColors(QColor(pixels[x]), colors.highlight, kHighlightTint).rgb();
         }
     }
     return image;

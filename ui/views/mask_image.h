@@ -36,7 +36,8 @@ void paintSinkColumns(QImage& image, const MaskRows& rows, const MaskColors& col
                       const MaskRenderRequest& request, double sinkCellSize);
 
 // Legend swatches drawn with the renderer's own colours.
-enum class MaskLegendEntry { Recent, Sink, Evicted, Future, NotRecorded, WeightRamp };
+// Selected: a highlighted key column (a clicked KV slot or tool), tinted over an attended cell.
+enum class MaskLegendEntry { Recent, Sink, Evicted, Future, NotRecorded, WeightRamp, Selected };
 QImage renderLegendSwatch(const MaskColors& colors, MaskLegendEntry entry, QSize size);
 
 } // namespace sinkscope::views
