@@ -232,6 +232,8 @@ void TestToolChat::invalidToolResultSendsNothingValidOneContinues() {
     QVERIFY(window);
     ToolResultBox* box = window->chatPanel()->toolResultBox();
     TokenTextView* transcript = window->chatPanel()->transcript();
+    // The reply's request ends just after its report arrives (requestDone comes last).
+    QTRY_VERIFY_WITH_TIMEOUT(!window->engine()->isBusy(), kWaitMs);
     const qint64 shownTokens = transcript->tokenCount();
     const qint64 generated = window->engine()->generatedTokenCount();
     QSignalSpy replies(window.get(), &MainWindow::replyFinished);
