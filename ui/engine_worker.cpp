@@ -86,6 +86,11 @@ QStringList piecesOf(const Tokenizer& tokenizer, const std::vector<int32_t>& tok
     return pieces;
 }
 
+ToolsParseResult parseToolsText(const QString& json) {
+    const QByteArray utf8 = json.toUtf8();
+    return parseTools(std::string_view(utf8.constData(), size_t(utf8.size())));
+}
+
 QList<ToolSpan> toolSpansOf(const ToolBlock& block) {
     QList<ToolSpan> spans;
     for (const ToolTokenRange& range : block.tools)
@@ -293,8 +298,7 @@ void EngineWorker::applySettings(const EngineSettings& settings) {
 void EngineWorker::applyTools(const QString& compactJson) {
     const RequestScope scope(*this);
     if (m_shutDown.load()) return;
-    const QByteArray json = compactJson.toUtf8();
-    ToolsParseResult parsed = parseTools(std::string_view(json.constData(), size_t(json.size())));
+    ToolsParseResult parsed = parseToolsText(compactJson);
     if (!parsed.ok()) {
         emit errorOccurred(QStringLiteral("Tools not applied: %1")
                                .arg(QString::fromStdString(parsed.errorSummary())));
@@ -319,9 +323,7 @@ void EngineWorker::applyTools(const QString& compactJson) {
 void EngineWorker::previewTools(quint64 ticket, const QString& compactJson) {
     const RequestScope scope(*this);
     if (m_shutDown.load() || !m_chat) return;
-    const QByteArray json = compactJson.toUtf8();
-    const ToolsParseResult parsed =
-        parseTools(std::string_view(json.constData(), size_t(json.size())));
+    const ToolsParseResult parsed = parseToolsText(compactJson);
     if (!parsed.ok()) return; // the editor reports the error on Apply
     try {
         const ToolBlock block = m_chat->chatTemplate().toolBlock(*parsed.tools);
