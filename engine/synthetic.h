@@ -1,5 +1,5 @@
-// Deterministic synthetic llama models ("random weights"), written with GgufWriter, so that tests,
-// benchmarks and the first run of the playground need no download.
+// Deterministic synthetic llama models ("random weights"), written with GgufWriter, so that tests
+// and benchmarks need no download.
 #pragma once
 
 #include "ggml_types.h"
