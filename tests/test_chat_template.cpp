@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 
@@ -61,6 +62,23 @@ class TestChatTemplate : public QObject {
     Q_OBJECT
     std::unique_ptr<Model> m_needle = modelFromSpec(smallSpec(true));
     std::unique_ptr<Model> m_plain = modelFromSpec(smallSpec(false));
+
+    // Window 24, the session's history recorded (the callers compare history()).
+    static SessionOptions threeTurnOptions() {
+        SessionOptions options;
+        options.recordHistory = true;
+        options.kvWindow = 24;
+        return options;
+    }
+    // A chat with threeTurnOptions() after three turns: a required call, its result, a question.
+    std::unique_ptr<ToolChat> threeTurnChat() const {
+        auto chat =
+            std::make_unique<ToolChat>(*m_needle, threeTurnOptions(), toolsFrom(kTools), kFacts);
+        chat->ask("Is the server up?", shortAnswers(3, CallPolicy::Required));
+        chat->sendToolResult({{"up", true}}, shortAnswers(4));
+        chat->ask("And the backup?", shortAnswers(5));
+        return chat;
+    }
 
 private slots:
     void detectsTheLayout() {
@@ -310,13 +328,8 @@ private slots:
     // Apply with changed tools: new sinks, the transcript's last W tokens replayed, nothing of
     // the transcript lost, and the chat goes on under the new tools.
     void rebuildKeepsTheTranscript() {
-        SessionOptions options;
-        options.recordHistory = true; // history() compared below
-        options.kvWindow = 24;
-        ToolChat chat(*m_needle, options, toolsFrom(kTools), kFacts);
-        chat.ask("Is the server up?", shortAnswers(3, CallPolicy::Required));
-        chat.sendToolResult({{"up", true}}, shortAnswers(4));
-        chat.ask("And the backup?", shortAnswers(5));
+        const std::unique_ptr<ToolChat> owner = threeTurnChat();
+        ToolChat& chat = *owner;
         const std::vector<Turn> turnsBefore = chat.conversation().turns();
         const std::vector<int32_t> transcript = chat.conversation().transcriptTokens();
         QVERIFY(transcript.size() > 24);
@@ -350,18 +363,13 @@ private slots:
 
     // New session options (the Settings panel): same tools, same transcript, a new cache.
     void rebuildWithNewOptionsKeepsTheTranscript() {
-        SessionOptions options;
-        options.recordHistory = true; // history() compared below
-        options.kvWindow = 24;
-        ToolChat chat(*m_needle, options, toolsFrom(kTools), kFacts);
-        chat.ask("Is the server up?", shortAnswers(3, CallPolicy::Required));
-        chat.sendToolResult({{"up", true}}, shortAnswers(4));
-        chat.ask("And the backup?", shortAnswers(5));
+        const std::unique_ptr<ToolChat> owner = threeTurnChat();
+        ToolChat& chat = *owner;
         const std::vector<int32_t> transcript = chat.conversation().transcriptTokens();
         const std::vector<int32_t> block = chat.toolBlock().tokens;
         QVERIFY(transcript.size() > 12);
 
-        SessionOptions smaller = options;
+        SessionOptions smaller = threeTurnOptions();
         smaller.kvWindow = 12;
         smaller.kvBits = 16;
         const RebuildReport report = chat.rebuild(smaller);
