@@ -2,10 +2,10 @@
 // or without) and the shipped presets.
 #pragma once
 
-#include "gguf.h"
-#include "model.h"
-#include "synthetic.h"
-#include "tool_preset.h"
+#include "gguf/gguf.h"
+#include "model/model.h"
+#include "model/synthetic.h"
+#include "tools/tool_preset.h"
 
 #include <QDir>
 #include <QFile>

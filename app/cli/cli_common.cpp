@@ -1,7 +1,7 @@
 #include "cli_common.h"
 
-#include "budget.h"
-#include "session_defaults.h"
+#include "memory/budget.h"
+#include "session/session_defaults.h"
 
 #include <filesystem>
 #include <fstream>

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "cli_args.h"
-#include "model.h"
-#include "session.h"
+#include "model/model.h"
+#include "session/session.h"
 
 #include <nlohmann/json.hpp>
 

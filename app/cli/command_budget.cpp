@@ -1,8 +1,8 @@
 // budget: the budget-derived KV window of a model file or of a shape given on the command line.
-#include "budget.h"
+#include "memory/budget.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "session_defaults.h"
+#include "session/session_defaults.h"
 
 #include <array>
 

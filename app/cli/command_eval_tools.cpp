@@ -10,8 +10,8 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "run_tools.h"
-#include "session_defaults.h"
-#include "tool_eval.h"
+#include "session/session_defaults.h"
+#include "eval/tool_eval.h"
 
 #include <chrono>
 #include <cstdio>

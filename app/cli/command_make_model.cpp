@@ -1,7 +1,7 @@
 // make-model: write a deterministic synthetic model (random weights) for tests and benchmarks.
 #include "cli_common.h"
 #include "commands.h"
-#include "synthetic.h"
+#include "model/synthetic.h"
 
 #include <filesystem>
 

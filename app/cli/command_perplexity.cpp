@@ -1,7 +1,7 @@
 // perplexity: llama-perplexity's figure for a text file under the chosen cache settings.
 #include "cli_common.h"
 #include "commands.h"
-#include "perplexity.h"
+#include "eval/perplexity.h"
 
 namespace sinkscope::cli {
 

@@ -3,7 +3,7 @@
 // the plots are drawn from.
 #include "cli_common.h"
 #include "commands.h"
-#include "stream_eval.h"
+#include "eval/stream_eval.h"
 
 #include <cstdio>
 #include <fstream>

@@ -1,8 +1,8 @@
 #include "run_tools.h"
 
 #include "cli_common.h"
-#include "tool_chat.h"
-#include "tool_preset.h"
+#include "session/tool_chat.h"
+#include "tools/tool_preset.h"
 
 #include <iostream>
 

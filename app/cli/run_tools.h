@@ -2,9 +2,9 @@
 // response shape (tool_calls.h) plus the usual run fields, or as text and call lines.
 #pragma once
 
-#include "assistant_turn.h"
+#include "session/assistant_turn.h"
 #include "cli_args.h"
-#include "sampler.h"
+#include "session/sampler.h"
 
 namespace sinkscope::cli {
 

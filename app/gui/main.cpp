@@ -8,11 +8,11 @@
 // With --policies-demo instead of a prompt it runs a short policy comparison in the Policies tab
 // on the built-in story, picks a position on the chart, and saves the window when the run ends.
 // --tab picks the right-hand tab shown (mask, kv, tools, settings, stats, policies).
-#include "engine_types.h"
+#include "worker/engine_types.h"
 #include "event_loop_watch.h"
-#include "main_window.h"
-#include "policies_panel.h"
-#include "process_memory.h"
+#include "window/main_window.h"
+#include "panels/policies_panel.h"
+#include "panels/process_memory.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

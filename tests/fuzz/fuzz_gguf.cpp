@@ -10,10 +10,10 @@
 // Sanitizers (ASan, UBSan, no recovery) turn memory errors and undefined behaviour into crashes;
 // an exception escaping the engine aborts too.
 #include "fuzz_limits.h"
-#include "gguf.h"
-#include "model.h"
-#include "sampler.h"
-#include "session.h"
+#include "gguf/gguf.h"
+#include "model/model.h"
+#include "session/sampler.h"
+#include "session/session.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -10,7 +10,7 @@
 //   - an input takes at most a second of CPU time (fuzz_limits.h).
 #include "fuzz_limits.h"
 #include "fuzz_vocabulary.h"
-#include "tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -9,7 +9,7 @@
 //   - an input takes at most a second of CPU time (fuzz_limits.h).
 #include "fuzz_limits.h"
 #include "fuzz_tool_input.h"
-#include "tool_calls.h"
+#include "tools/tool_calls.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -2,7 +2,7 @@
 // text a model wrote for the call. Seeds pair each shipped preset with calls for it.
 #pragma once
 
-#include "tool_schema.h"
+#include "tools/tool_schema.h"
 
 #include <optional>
 #include <string_view>

@@ -9,11 +9,11 @@
 //   - the rendered tool block holds BOS (when the vocabulary adds it) through </tools>, every id
 //     inside the vocabulary, one token range per tool, in order, inside the block;
 //   - an input takes at most a second of CPU time (fuzz_limits.h).
-#include "chat_template.h"
+#include "chat/chat_template.h"
 #include "fuzz_limits.h"
 #include "fuzz_vocabulary.h"
-#include "tokenizer.h"
-#include "tool_schema.h"
+#include "tokenizer/tokenizer.h"
+#include "tools/tool_schema.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -2,7 +2,7 @@
 // the fuzzer's dictionary, so the two cannot drift apart.
 #pragma once
 
-#include "tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 namespace sinkscope::fuzz {
 

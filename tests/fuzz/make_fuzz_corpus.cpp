@@ -14,12 +14,12 @@
 // DIR/fuzz_gguf.dict          every key and tensor name of the tiny model, plus optional keys
 // DIR/fuzz_tokenizer.dict     the fuzz vocabulary's pieces
 // DIR/fuzz_tools.dict         JSON punctuation, literals and the schema and call keywords
-#include "call_grammar.h"
+#include "tools/call_grammar.h"
 #include "fuzz_vocabulary.h"
-#include "gguf.h"
-#include "gguf_writer.h"
-#include "synthetic.h"
-#include "tool_preset.h"
+#include "gguf/gguf.h"
+#include "gguf/gguf_writer.h"
+#include "model/synthetic.h"
+#include "tools/tool_preset.h"
 
 #include <cmath>
 #include <cstdio>

@@ -3,13 +3,13 @@
 // signal only the cells that changed and leave the table as a fresh model would show it.
 #include <QtTest>
 
-#include "budget.h"
-#include "kv_cache_model.h"
-#include "kv_cache_view.h"
-#include "model.h"
-#include "session.h"
-#include "snapshot.h"
-#include "synthetic.h"
+#include "memory/budget.h"
+#include "views/kv_cache_model.h"
+#include "views/kv_cache_view.h"
+#include "model/model.h"
+#include "session/session.h"
+#include "memory/snapshot.h"
+#include "model/synthetic.h"
 
 #include <QProgressBar>
 #include <QTableView>

@@ -3,12 +3,12 @@
 // PNG export and a 5,000-position session.
 #include <QtTest>
 
-#include "mask.h"
-#include "mask_heatmap.h"
-#include "mask_image.h"
-#include "mask_rows.h"
-#include "snapshot.h"
-#include "view_colors.h"
+#include "memory/mask.h"
+#include "views/mask_heatmap.h"
+#include "views/mask_image.h"
+#include "views/mask_rows.h"
+#include "memory/snapshot.h"
+#include "views/view_colors.h"
 
 #include <QAbstractScrollArea>
 #include <QHelpEvent>

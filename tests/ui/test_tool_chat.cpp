@@ -4,20 +4,20 @@
 // loaded mid-chat. The model is a synthetic one whose vocabulary has Needle's chat markers.
 #include <QtTest>
 
-#include "app_settings.h"
-#include "call_card.h"
-#include "chat_panel.h"
-#include "engine_client.h"
-#include "kv_cache_model.h"
-#include "kv_cache_view.h"
-#include "main_window.h"
-#include "mask_heatmap.h"
-#include "message_input.h"
-#include "status_banner.h"
-#include "token_text_view.h"
-#include "tool_result_box.h"
+#include "window/app_settings.h"
+#include "chat_panel/call_card.h"
+#include "chat_panel/chat_panel.h"
+#include "worker/engine_client.h"
+#include "views/kv_cache_model.h"
+#include "views/kv_cache_view.h"
+#include "window/main_window.h"
+#include "views/mask_heatmap.h"
+#include "chat_panel/message_input.h"
+#include "window/status_banner.h"
+#include "chat_panel/token_text_view.h"
+#include "chat_panel/tool_result_box.h"
 #include "tool_test_support.h"
-#include "tools_editor.h"
+#include "views/tools_editor.h"
 #include "window_test_support.h"
 
 #include <QPlainTextEdit>

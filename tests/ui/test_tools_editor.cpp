@@ -3,8 +3,8 @@
 // the embedded resources, files, and the syntax colours.
 #include <QtTest>
 
-#include "json_highlighter.h"
-#include "tools_editor.h"
+#include "views/json_highlighter.h"
+#include "views/tools_editor.h"
 
 #include <QComboBox>
 #include <QFileDialog>

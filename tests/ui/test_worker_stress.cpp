@@ -9,15 +9,15 @@
 // The RNG's seed is printed; SINKSCOPE_STRESS_SEED=<n> replays a run.
 #include <QtTest>
 
-#include "app_settings.h"
-#include "chat_panel.h"
-#include "engine_client.h"
-#include "main_window.h"
-#include "message_input.h"
-#include "settings_panel.h"
-#include "token_text_view.h"
+#include "window/app_settings.h"
+#include "chat_panel/chat_panel.h"
+#include "worker/engine_client.h"
+#include "window/main_window.h"
+#include "chat_panel/message_input.h"
+#include "panels/settings_panel.h"
+#include "chat_panel/token_text_view.h"
 #include "tool_test_support.h"
-#include "tools_editor.h"
+#include "views/tools_editor.h"
 #include "window_test_support.h"
 
 #include <QComboBox>

@@ -2,10 +2,10 @@
 // folders, a window opened with its model loaded, and typing a message as a user does.
 #pragma once
 
-#include "chat_panel.h"
-#include "engine_types.h"
-#include "main_window.h"
-#include "message_input.h"
+#include "chat_panel/chat_panel.h"
+#include "worker/engine_types.h"
+#include "window/main_window.h"
+#include "chat_panel/message_input.h"
 
 #include <QCoreApplication>
 #include <QFile>

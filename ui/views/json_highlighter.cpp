@@ -1,6 +1,6 @@
-#include "json_highlighter.h"
+#include "views/json_highlighter.h"
 
-#include "view_colors.h"
+#include "views/view_colors.h"
 
 #include <QPalette>
 

@@ -1,7 +1,7 @@
-#include "kv_cache_model.h"
+#include "views/kv_cache_model.h"
 
-#include "piece_text.h"
-#include "view_colors.h"
+#include "views/piece_text.h"
+#include "views/view_colors.h"
 
 #include <QApplication>
 #include <QFont>

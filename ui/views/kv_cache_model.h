@@ -4,7 +4,7 @@
 // column when the query moved, and the rows that gain or lose the write-head and query marks.
 #pragma once
 
-#include "snapshot.h"
+#include "memory/snapshot.h"
 
 #include <QAbstractTableModel>
 #include <QSet>

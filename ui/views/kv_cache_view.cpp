@@ -1,8 +1,8 @@
-#include "kv_cache_view.h"
+#include "views/kv_cache_view.h"
 
-#include "budget.h"
-#include "kv_cache_model.h"
-#include "view_colors.h"
+#include "memory/budget.h"
+#include "views/kv_cache_model.h"
+#include "views/view_colors.h"
 
 #include <QHeaderView>
 #include <QLabel>

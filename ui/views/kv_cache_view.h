@@ -3,7 +3,7 @@
 // the bytes allocated against the KV budget.
 #pragma once
 
-#include "snapshot.h"
+#include "memory/snapshot.h"
 
 #include <QList>
 #include <QWidget>

@@ -1,8 +1,8 @@
-#include "mask_canvas.h"
+#include "views/mask_canvas.h"
 
-#include "mask_image.h"
-#include "piece_text.h"
-#include "view_colors.h"
+#include "views/mask_image.h"
+#include "views/piece_text.h"
+#include "views/view_colors.h"
 
 #include <QFont>
 #include <QHelpEvent>

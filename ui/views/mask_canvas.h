@@ -5,8 +5,8 @@
 // the scrolled matrix: the sinks stay visible in long sessions.
 #pragma once
 
-#include "mask_rows.h"
-#include "view_colors.h"
+#include "views/mask_rows.h"
+#include "views/view_colors.h"
 
 #include <QAbstractScrollArea>
 #include <QImage>

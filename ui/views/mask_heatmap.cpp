@@ -1,7 +1,7 @@
-#include "mask_heatmap.h"
+#include "views/mask_heatmap.h"
 
-#include "mask_canvas.h"
-#include "view_colors.h"
+#include "views/mask_canvas.h"
+#include "views/view_colors.h"
 
 #include <QEvent>
 #include <QFileDialog>

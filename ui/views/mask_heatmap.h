@@ -4,10 +4,10 @@
 // kinds derived from keep() (pure), with no weights. Memory grows with rows x window, not n x n.
 #pragma once
 
-#include "mask.h"
-#include "mask_image.h"
-#include "mask_rows.h"
-#include "snapshot.h"
+#include "memory/mask.h"
+#include "views/mask_image.h"
+#include "views/mask_rows.h"
+#include "memory/snapshot.h"
 
 #include <QImage>
 #include <QList>

@@ -1,4 +1,4 @@
-#include "mask_image.h"
+#include "views/mask_image.h"
 
 #include <algorithm>
 #include <array>

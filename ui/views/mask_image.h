@@ -2,8 +2,8 @@
 // heatmap's viewport cache, its pinned sink strip and its PNG export share this one renderer.
 #pragma once
 
-#include "mask_rows.h"
-#include "view_colors.h"
+#include "views/mask_rows.h"
+#include "views/view_colors.h"
 
 #include <QImage>
 #include <QPoint>

@@ -1,4 +1,4 @@
-#include "mask_rows.h"
+#include "views/mask_rows.h"
 
 #include <algorithm>
 #include <climits>

@@ -3,8 +3,8 @@
 // we keep the token text and the slot its K/V went to; the sinks are one sorted list.
 #pragma once
 
-#include "mask.h"
-#include "snapshot.h"
+#include "memory/mask.h"
+#include "memory/snapshot.h"
 
 #include <QString>
 

@@ -1,4 +1,4 @@
-#include "piece_text.h"
+#include "views/piece_text.h"
 
 namespace sinkscope::views {
 

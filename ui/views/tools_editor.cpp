@@ -1,7 +1,7 @@
-#include "tools_editor.h"
+#include "views/tools_editor.h"
 
-#include "json_highlighter.h"
-#include "view_colors.h"
+#include "views/json_highlighter.h"
+#include "views/view_colors.h"
 
 #include <nlohmann/json.hpp>
 

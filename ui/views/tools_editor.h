@@ -3,7 +3,7 @@
 // the editor and marked in the text, and nothing is emitted until the text is valid.
 #pragma once
 
-#include "tools_validation.h"
+#include "views/tools_validation.h"
 
 #include <QList>
 #include <QMap>

@@ -1,6 +1,6 @@
-#include "tools_validation.h"
+#include "views/tools_validation.h"
 
-#include "tool_schema.h"
+#include "tools/tool_schema.h"
 
 #include <algorithm>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "view_colors.h"
+#include "views/view_colors.h"
 
 #include <cmath>
 

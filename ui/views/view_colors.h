@@ -2,7 +2,7 @@
 // meaning keeps the same hue in light and dark themes.
 #pragma once
 
-#include "mask.h"
+#include "memory/mask.h"
 
 #include <QColor>
 #include <QPalette>

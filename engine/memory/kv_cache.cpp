@@ -1,0 +1,256 @@
+#include "memory/kv_cache.h"
+
+#include "memory/budget.h"
+#include "gguf/ggml_types.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#ifdef __F16C__
+#include <immintrin.h>
+#endif
+
+namespace sinkscope {
+
+namespace {
+
+constexpr size_t kGroup = static_cast<size_t>(kKvGroup);
+
+size_t groupsPerRow(int kvDim) {
+    return (static_cast<size_t>(kvDim) + kGroup - 1) / kGroup;
+}
+
+void requireShape(bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument("KV cache shape: " + what);
+}
+
+void validate(const KvCacheShape& shape) {
+    requireShape(shape.layers > 0, "layers must be > 0, got " + std::to_string(shape.layers));
+    requireShape(shape.kvDim > 0, "kvDim must be > 0, got " + std::to_string(shape.kvDim));
+    requireShape(shape.window > 0, "window must be > 0, got " + std::to_string(shape.window));
+    requireShape(shape.sinkSlots >= 0,
+                 "sinkSlots must be >= 0, got " + std::to_string(shape.sinkSlots));
+    requireShape(shape.kvBits == 32 || shape.kvBits == 16 || shape.kvBits == 8,
+                 "kvBits must be 32, 16 or 8, got " + std::to_string(shape.kvBits));
+    requireShape(shape.sinkSlots <= INT_MAX - shape.window, "sinkSlots + window overflows an int");
+}
+
+// Bytes of one tensor (K or V): [layers][slots][rowBytes], or an error when it overflows.
+size_t tensorBytes(const KvCacheShape& shape, size_t rowBytes) {
+    size_t perLayer = 0;
+    size_t total = 0;
+    const auto slots = static_cast<size_t>(shape.sinkSlots) + static_cast<size_t>(shape.window);
+    if (__builtin_mul_overflow(slots, rowBytes, &perLayer) ||
+        __builtin_mul_overflow(perLayer, static_cast<size_t>(shape.layers), &total))
+        throw std::invalid_argument("KV cache shape: the tensors' size overflows");
+    return total;
+}
+
+// kvBits 8 row: int8 q[groups * 32] followed by f32 scale[groups]; the last group's padding is 0.
+void encodeInt8(const float* values, int kvDim, uint8_t* out) {
+    const size_t groups = groupsPerRow(kvDim);
+    auto* quants = reinterpret_cast<int8_t*>(out);
+    uint8_t* scales = out + groups * kGroup;
+    for (size_t g = 0; g < groups; ++g) {
+        const size_t begin = g * kGroup;
+        const size_t end = std::min(begin + kGroup, static_cast<size_t>(kvDim));
+        float absMax = 0.0f;
+        for (size_t i = begin; i < end; ++i)
+            absMax = std::max(absMax, std::fabs(values[i]));
+        const float scale = absMax / 127.0f;
+        for (size_t i = begin; i < begin + kGroup; ++i) {
+            float q = 0.0f;
+            if (i < end && scale > 0.0f)
+                q = std::clamp(std::round(values[i] / scale), -127.0f, 127.0f);
+            // NaN (from a NaN value, or inf / inf) has no int8 value and casting it is undefined:
+            // it is stored as 0. Found by tests/fuzz/fuzz_gguf (a model with NaN weights).
+            quants[i] = static_cast<int8_t>(std::isnan(q) ? 0.0f : q);
+        }
+        std::memcpy(scales + g * sizeof(float), &scale, sizeof(float));
+    }
+}
+
+// values[d * stride] for d < kvDim: stride 1 fills a row, stride n one column of [kvDim][n].
+void decodeInt8(const uint8_t* in, int kvDim, float* values, size_t stride = 1) {
+    const size_t groups = groupsPerRow(kvDim);
+    const auto* quants = reinterpret_cast<const int8_t*>(in);
+    const uint8_t* scales = in + groups * kGroup;
+    for (size_t g = 0; g < groups; ++g) {
+        float scale = 0.0f;
+        std::memcpy(&scale, scales + g * sizeof(float), sizeof(float));
+        const size_t end = std::min((g + 1) * kGroup, static_cast<size_t>(kvDim));
+        for (size_t d = g * kGroup; d < end; ++d)
+            values[d * stride] = scale * static_cast<float>(quants[d]);
+    }
+}
+
+void encodeFp16(const float* values, int kvDim, uint8_t* out) {
+    for (int i = 0; i < kvDim; ++i) {
+        const uint16_t half = fp32ToFp16(values[i]);
+        std::memcpy(out + static_cast<size_t>(i) * sizeof(half), &half, sizeof(half));
+    }
+}
+
+// With F16C the conversion runs eight values at a time in hardware; it is bit-exact with
+// fp16ToFp32, the scalar reference (tests/test_kv_cache.cpp compares them).
+void decodeFp16(const uint8_t* in, int kvDim, float* values) {
+    int i = 0;
+#ifdef __F16C__
+    for (; i + 8 <= kvDim; i += 8) {
+        const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 2 * i));
+        _mm256_storeu_ps(values + i, _mm256_cvtph_ps(halves));
+    }
+#endif
+    for (; i < kvDim; ++i) {
+        uint16_t half = 0;
+        std::memcpy(&half, in + static_cast<size_t>(i) * sizeof(half), sizeof(half));
+        values[i] = fp16ToFp32(half);
+    }
+}
+
+} // namespace
+
+KvCache::KvCache(const KvCacheShape& shape) : m_shape(shape) {
+    validate(m_shape);
+    const size_t bytes = tensorBytes(m_shape, rowBytes());
+    m_keys.assign(bytes, 0);
+    m_values.assign(bytes, 0);
+    m_slots.assign(static_cast<size_t>(slotCount()), SlotInfo{});
+}
+
+int KvCache::place(int32_t token, int64_t position, bool sink) {
+    int slot = 0;
+    SlotKind kind = SlotKind::Sink;
+    if (sink && m_sinksUsed < m_shape.sinkSlots) {
+        slot = m_sinksUsed++;
+    } else {
+        slot = ringHead();
+        kind = SlotKind::Ring;
+        ++m_ringWrites;
+        // The occupant of this ring slot is the token W non-sink tokens back: it just left the
+        // window.
+        if (m_slots[static_cast<size_t>(slot)].kind != SlotKind::Empty) ++m_evictions;
+    }
+    m_slots[static_cast<size_t>(slot)] = SlotInfo{token, position, kind};
+    return slot;
+}
+
+void KvCache::writeK(int layer, int slot, const float* values) {
+    encode(values, row(m_keys, layer, slot));
+}
+
+void KvCache::writeV(int layer, int slot, const float* values) {
+    encode(values, row(m_values, layer, slot));
+}
+
+void KvCache::readK(int layer, int slot, float* values) const {
+    decode(row(m_keys, layer, slot), values);
+}
+
+void KvCache::readV(int layer, int slot, float* values) const {
+    decode(row(m_values, layer, slot), values);
+}
+
+void KvCache::gatherK(int layer, std::span<const int> slots, float* columns) const {
+    gather(m_keys, layer, slots, columns);
+}
+
+void KvCache::gatherV(int layer, std::span<const int> slots, float* columns) const {
+    gather(m_values, layer, slots, columns);
+}
+
+// Decodes straight into the transposed layout; the int8 rows are the hot case (the default), so
+// they skip the row scratch.
+void KvCache::gather(const std::vector<uint8_t>& store, int layer, std::span<const int> slots,
+                     float* columns) const {
+    const size_t count = slots.size();
+    const auto width = static_cast<size_t>(m_shape.kvDim);
+    if (m_shape.kvBits == 8) {
+        for (size_t i = 0; i < count; ++i)
+            decodeInt8(row(store, layer, slots[i]), m_shape.kvDim, columns + i, count);
+        return;
+    }
+    m_rowScratch.resize(width);
+    for (size_t i = 0; i < count; ++i) {
+        decode(row(store, layer, slots[i]), m_rowScratch.data());
+        for (size_t d = 0; d < width; ++d)
+            columns[d * count + i] = m_rowScratch[d];
+    }
+}
+
+int KvCache::ringHead() const {
+    return m_shape.sinkSlots + static_cast<int>(m_ringWrites % m_shape.window);
+}
+
+int64_t KvCache::bytesAllocated() const {
+    return static_cast<int64_t>(m_keys.size() + m_values.size());
+}
+
+void KvCache::clear() {
+    std::fill(m_slots.begin(), m_slots.end(), SlotInfo{});
+    m_sinksUsed = 0;
+    m_ringWrites = 0;
+    m_evictions = 0;
+}
+
+size_t KvCache::rowBytes() const {
+    const auto width = static_cast<size_t>(m_shape.kvDim);
+    switch (m_shape.kvBits) {
+    case 32:
+        return width * sizeof(float);
+    case 16:
+        return width * sizeof(uint16_t);
+    default: // 8: whole groups of int8, then one f32 scale per group
+        return groupsPerRow(m_shape.kvDim) * (kGroup + sizeof(float));
+    }
+}
+
+uint8_t* KvCache::row(std::vector<uint8_t>& store, int layer, int slot) {
+    return const_cast<uint8_t*>(std::as_const(*this).row(store, layer, slot));
+}
+
+const uint8_t* KvCache::row(const std::vector<uint8_t>& store, int layer, int slot) const {
+    if (layer < 0 || layer >= m_shape.layers || slot < 0 || slot >= slotCount())
+        throw std::out_of_range("KV cache: row (layer " + std::to_string(layer) + ", slot " +
+                                std::to_string(slot) + ") is outside [" +
+                                std::to_string(m_shape.layers) + "][" +
+                                std::to_string(slotCount()) + "]");
+    const size_t index =
+        static_cast<size_t>(layer) * static_cast<size_t>(slotCount()) + static_cast<size_t>(slot);
+    return store.data() + index * rowBytes();
+}
+
+void KvCache::encode(const float* values, uint8_t* out) const {
+    switch (m_shape.kvBits) {
+    case 32:
+        std::memcpy(out, values, rowBytes());
+        break;
+    case 16:
+        encodeFp16(values, m_shape.kvDim, out);
+        break;
+    default:
+        encodeInt8(values, m_shape.kvDim, out);
+        break;
+    }
+}
+
+void KvCache::decode(const uint8_t* in, float* values) const {
+    switch (m_shape.kvBits) {
+    case 32:
+        std::memcpy(values, in, rowBytes());
+        break;
+    case 16:
+        decodeFp16(in, m_shape.kvDim, values);
+        break;
+    default:
+        decodeInt8(in, m_shape.kvDim, values);
+        break;
+    }
+}
+
+} // namespace sinkscope

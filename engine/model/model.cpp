@@ -1,0 +1,221 @@
+#include "model/model.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace sinkscope {
+
+namespace {
+
+struct ModelError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// llama.cpp chooses the RoPE form from the architecture alone. Both of these share llama's block
+// structure (RMSNorm, GQA attention, SwiGLU) and tensor names; EXAONE rotates half-split pairs.
+RopeStyle ropeStyleFor(const std::string& architecture) {
+    if (architecture == "llama")
+        return RopeStyle::AdjacentPairs;
+    if (architecture == "exaone")
+        return RopeStyle::HalfSplit;
+    throw ModelError("unsupported architecture '" + architecture +
+                     "' (Sinkscope runs 'llama' and 'exaone')");
+}
+
+int64_t requireInt(const GgufFile& file, const std::string& key, int64_t min, int64_t max) {
+    const auto value = file.getInt(key);
+    if (!value)
+        throw ModelError("missing required key '" + key + "'");
+    if (*value < min || *value > max)
+        throw ModelError("key '" + key + "' = " + std::to_string(*value) + " is out of range [" +
+                         std::to_string(min) + ", " + std::to_string(max) + "]");
+    return *value;
+}
+
+float optionalFloat(const GgufFile& file, const std::string& key, float fallback) {
+    if (!file.find(key))
+        return fallback;
+    const auto value = file.getFloat(key);
+    if (!value || !(*value > 0))
+        throw ModelError("key '" + key + "' must be a positive number");
+    return static_cast<float>(*value);
+}
+
+// Sinkscope's own keys, both optional: the window the model was trained with and its position
+// mode. A key that is present must be valid: a wrong hint would quietly run the model in a
+// setting it never saw.
+void readSinkscopeHints(const GgufFile& file, ModelConfig& c) {
+    constexpr char kWindowKey[] = "sinkscope.kv_window";
+    constexpr char kPositionsKey[] = "sinkscope.position_mode";
+    if (file.find(kWindowKey))
+        c.suggestedKvWindow = static_cast<int>(requireInt(file, kWindowKey, 1, 1 << 20));
+    if (!file.find(kPositionsKey))
+        return;
+    const auto mode = file.getString(kPositionsKey);
+    if (!mode || (*mode != "absolute" && *mode != "streaming"))
+        throw ModelError(std::string("key '") + kPositionsKey +
+                         "' must be the string \"absolute\" or \"streaming\"");
+    c.suggestedPositionMode = *mode;
+}
+
+ModelConfig readConfig(const GgufFile& file) {
+    ModelConfig c;
+    const auto arch = file.getString("general.architecture");
+    if (!arch)
+        throw ModelError("missing required key 'general.architecture'");
+    c.architecture = *arch;
+    c.rope = ropeStyleFor(c.architecture);
+    c.name = file.getString("general.name").value_or("");
+    const std::string p = c.architecture + ".";
+    constexpr int64_t kMaxDim = 1 << 20;
+    c.nEmbd = static_cast<int>(requireInt(file, p + "embedding_length", 1, kMaxDim));
+    c.nLayer = static_cast<int>(requireInt(file, p + "block_count", 1, 4096));
+    c.nFf = static_cast<int>(requireInt(file, p + "feed_forward_length", 1, kMaxDim));
+    c.nHead = static_cast<int>(requireInt(file, p + "attention.head_count", 1, 4096));
+    c.nHeadKv = file.find(p + "attention.head_count_kv")
+                    ? static_cast<int>(requireInt(file, p + "attention.head_count_kv", 1, c.nHead))
+                    : c.nHead;
+    if (c.nHead % c.nHeadKv != 0)
+        throw ModelError("attention.head_count " + std::to_string(c.nHead) +
+                         " is not a multiple of head_count_kv " + std::to_string(c.nHeadKv));
+    c.headDim = file.find(p + "attention.key_length")
+                    ? static_cast<int>(requireInt(file, p + "attention.key_length", 2, kMaxDim))
+                    : c.nEmbd / c.nHead;
+    if (c.headDim % 2 != 0 || c.headDim < 2)
+        throw ModelError("head dimension " + std::to_string(c.headDim) + " must be even");
+    c.nCtxTrain = static_cast<int>(requireInt(file, p + "context_length", 1, 1 << 24));
+    c.ropeBase = optionalFloat(file, p + "rope.freq_base", 10000.0f);
+    c.rmsEps = optionalFloat(file, p + "attention.layer_norm_rms_epsilon", 1e-5f);
+    readSinkscopeHints(file, c);
+    return c;
+}
+
+class WeightBinder {
+public:
+    WeightBinder(const GgufFile& file, std::vector<std::vector<float>>& dequantized)
+        : m_file(file), m_dequantized(dequantized) {}
+
+    const GgufTensorInfo* find(const std::string& name) const { return m_file.findTensor(name); }
+
+    // A [rows][cols] matrix; GGUF stores it as ne = {cols, rows}.
+    Matrix matrix(const std::string& name, int rows, int cols) {
+        const GgufTensorInfo& t = require(name);
+        if (t.dims.size() != 2 || t.dims[0] != cols || t.dims[1] != rows)
+            throw ModelError("tensor '" + name + "' has shape " + shapeText(t.dims) +
+                             ", expected [" + std::to_string(cols) + ", " +
+                             std::to_string(rows) + "]");
+        return Matrix{floats(t), rows, cols};
+    }
+
+    const float* vector(const std::string& name, int length) {
+        const GgufTensorInfo& t = require(name);
+        if (t.dims.size() != 1 || t.dims[0] != length)
+            throw ModelError("tensor '" + name + "' has shape " + shapeText(t.dims) +
+                             ", expected [" + std::to_string(length) + "]");
+        return floats(t);
+    }
+
+private:
+    const GgufTensorInfo& require(const std::string& name) const {
+        const GgufTensorInfo* t = m_file.findTensor(name);
+        if (!t)
+            throw ModelError("missing required tensor '" + name + "'");
+        if (!ggmlTypeSupported(t->type))
+            throw ModelError("tensor '" + name + "' has type " + ggmlTypeName(t->type) +
+                             ", which Sinkscope cannot compute with (F32, F16, Q8_0, Q4_0)");
+        return *t;
+    }
+
+    // Aligned F32 tensors are used in place; the others are dequantized (or copied) once, at load.
+    const float* floats(const GgufTensorInfo& t) {
+        if (t.type == GgmlType::F32 && reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0)
+            return reinterpret_cast<const float*>(t.data);
+        std::vector<float>& out = m_dequantized.emplace_back(t.elementCount);
+        const int64_t rowLength = t.dims[0];
+        const uint64_t rowBytes = t.byteSize / (t.elementCount / rowLength);
+        for (uint64_t r = 0; r < t.elementCount / rowLength; ++r)
+            dequantizeRow(t.type, t.data + r * rowBytes, out.data() + r * rowLength, rowLength);
+        return out.data();
+    }
+
+    static std::string shapeText(const std::vector<int64_t>& dims) {
+        std::string text = "[";
+        for (size_t i = 0; i < dims.size(); ++i)
+            text += (i ? ", " : "") + std::to_string(dims[i]);
+        return text + "]";
+    }
+
+    const GgufFile& m_file;
+    std::vector<std::vector<float>>& m_dequantized;
+};
+
+ModelWeights bindWeights(const ModelConfig& c, WeightBinder& bind) {
+    ModelWeights w;
+    const int qDim = c.nHead * c.headDim;
+    w.tokenEmbedding = bind.matrix("token_embd.weight", c.nVocab, c.nEmbd);
+    w.outputNorm = bind.vector("output_norm.weight", c.nEmbd);
+    w.output = bind.find("output.weight") ? bind.matrix("output.weight", c.nVocab, c.nEmbd)
+                                          : w.tokenEmbedding;
+    for (int i = 0; i < c.nLayer; ++i) {
+        const std::string p = "blk." + std::to_string(i) + ".";
+        LayerWeights& l = w.layers.emplace_back();
+        l.attnNorm = bind.vector(p + "attn_norm.weight", c.nEmbd);
+        l.wq = bind.matrix(p + "attn_q.weight", qDim, c.nEmbd);
+        l.wk = bind.matrix(p + "attn_k.weight", c.kvDim(), c.nEmbd);
+        l.wv = bind.matrix(p + "attn_v.weight", c.kvDim(), c.nEmbd);
+        l.wo = bind.matrix(p + "attn_output.weight", c.nEmbd, qDim);
+        l.ffnNorm = bind.vector(p + "ffn_norm.weight", c.nEmbd);
+        l.wGate = bind.matrix(p + "ffn_gate.weight", c.nFf, c.nEmbd);
+        l.wUp = bind.matrix(p + "ffn_up.weight", c.nFf, c.nEmbd);
+        l.wDown = bind.matrix(p + "ffn_down.weight", c.nEmbd, c.nFf);
+    }
+    return w;
+}
+
+// Messages quote names from the file (architecture, tokenizer model); the contract is one line,
+// so line breaks and other control bytes become '?' (tests/fuzz/fuzz_gguf checks it).
+std::string oneLine(std::string message) {
+    for (char& c : message)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            c = '?';
+    return message;
+}
+
+} // namespace
+
+std::unique_ptr<Model> Model::load(const std::string& path, std::string& error) {
+    auto file = GgufFile::open(path, error);
+    if (!file)
+        return nullptr;
+    return fromGguf(std::move(file), error);
+}
+
+std::unique_ptr<Model> Model::fromGguf(std::unique_ptr<GgufFile> file, std::string& error) {
+    const std::string where = file->path();
+    try {
+        std::unique_ptr<Model> model(new Model());
+        model->m_config = readConfig(*file);
+        auto tokenizer = Tokenizer::fromGguf(*file, error);
+        if (!tokenizer)
+            throw ModelError(error);
+        model->m_tokenizer = std::make_unique<Tokenizer>(std::move(*tokenizer));
+        model->m_config.nVocab = model->m_tokenizer->size();
+        WeightBinder bind(*file, model->m_dequantized);
+        model->m_weights = bindWeights(model->m_config, bind);
+        model->m_file = std::move(file);
+        return model;
+    } catch (const std::exception& e) {
+        error = oneLine(where + ": " + e.what());
+        return nullptr;
+    }
+}
+
+int64_t Model::parameterCount() const {
+    int64_t count = 0;
+    for (const GgufTensorInfo& t : m_file->tensors())
+        count += static_cast<int64_t>(t.elementCount);
+    return count;
+}
+
+} // namespace sinkscope

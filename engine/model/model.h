@@ -1,0 +1,87 @@
+// A llama-family model: its configuration (from GGUF metadata), read-only weights, and tokenizer.
+#pragma once
+
+#include "gguf/gguf.h"
+#include "tokenizer/tokenizer.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sinkscope {
+
+enum class RopeStyle {
+    AdjacentPairs, // rotates (x[2i], x[2i+1]); llama.cpp's "norm" rope, used by `llama`
+    HalfSplit,     // rotates (x[i], x[i + d/2]); llama.cpp's "neox" rope
+};
+
+struct ModelConfig {
+    std::string architecture;
+    std::string name;
+    int nVocab = 0;
+    int nEmbd = 0;
+    int nLayer = 0;
+    int nHead = 0;
+    int nHeadKv = 0;
+    int headDim = 0;
+    int nFf = 0;
+    int nCtxTrain = 0;
+    float ropeBase = 10000.0f;
+    float rmsEps = 1e-5f;
+    RopeStyle rope = RopeStyle::AdjacentPairs;
+    // Hints a model may carry for Sinkscope (sinkscope.kv_window, sinkscope.position_mode;
+    // 0 and "" when absent); defaultSessionOptions (session_defaults.h) applies them.
+    int suggestedKvWindow = 0;
+    std::string suggestedPositionMode;
+    int kvDim() const { return nHeadKv * headDim; }
+};
+
+// A row-major matrix [rows][cols] of f32, either inside the mapped file or dequantized at load.
+struct Matrix {
+    const float* data = nullptr;
+    int rows = 0;
+    int cols = 0;
+};
+
+struct LayerWeights {
+    const float* attnNorm = nullptr; // [n_embd]
+    Matrix wq;                       // [n_head * head_dim][n_embd]
+    Matrix wk;                       // [n_head_kv * head_dim][n_embd]
+    Matrix wv;                       // [n_head_kv * head_dim][n_embd]
+    Matrix wo;                       // [n_embd][n_head * head_dim]
+    const float* ffnNorm = nullptr;  // [n_embd]
+    Matrix wGate;                    // [n_ff][n_embd]
+    Matrix wUp;                      // [n_ff][n_embd]
+    Matrix wDown;                    // [n_embd][n_ff]
+};
+
+struct ModelWeights {
+    Matrix tokenEmbedding;              // [n_vocab][n_embd]
+    std::vector<LayerWeights> layers;   // [n_layer]
+    const float* outputNorm = nullptr;  // [n_embd]
+    Matrix output;                      // [n_vocab][n_embd]; the embedding when tied
+};
+
+class Model {
+public:
+    // nullptr + a one-line message on failure (bad file, unsupported architecture, missing key
+    // or tensor, wrong shape).
+    static std::unique_ptr<Model> load(const std::string& path, std::string& error);
+    static std::unique_ptr<Model> fromGguf(std::unique_ptr<GgufFile> file, std::string& error);
+
+    const ModelConfig& config() const { return m_config; }
+    const ModelWeights& weights() const { return m_weights; }
+    const Tokenizer& tokenizer() const { return *m_tokenizer; }
+    const GgufFile& file() const { return *m_file; }
+    int64_t parameterCount() const;
+
+private:
+    Model() = default;
+    ModelConfig m_config;
+    ModelWeights m_weights;
+    std::unique_ptr<Tokenizer> m_tokenizer;
+    std::unique_ptr<GgufFile> m_file;             // keeps the mapping alive
+    std::vector<std::vector<float>> m_dequantized; // tensors stored as F16/Q8_0/Q4_0
+};
+
+} // namespace sinkscope

@@ -1,0 +1,33 @@
+// Deterministic synthetic llama models ("random weights"), written with GgufWriter, so that tests
+// and benchmarks need no download.
+#pragma once
+
+#include "gguf/ggml_types.h"
+#include "model/model.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sinkscope {
+
+struct SyntheticSpec {
+    int nVocab = 512; // >= 259: <unk>, <s>, </s>, 256 byte tokens, then word pieces
+    int nEmbd = 64;
+    int nLayer = 2;
+    int nHead = 4;
+    int nHeadKv = 2;
+    int nFf = 128;
+    int nCtxTrain = 2048;
+    uint64_t seed = 1;
+    GgmlType weightType = GgmlType::F32;
+    RopeStyle rope = RopeStyle::AdjacentPairs;
+    bool tiedOutput = false;
+    std::vector<std::string> extraSpecialTokens; // control tokens appended to the vocabulary
+    std::string name = "synthetic (random weights)";
+};
+
+std::vector<uint8_t> syntheticModelBytes(const SyntheticSpec& spec);
+bool writeSyntheticModel(const SyntheticSpec& spec, const std::string& path, std::string& error);
+
+} // namespace sinkscope

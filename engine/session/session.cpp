@@ -1,0 +1,191 @@
+#include "session/session.h"
+
+#include "memory/budget.h"
+#include "memory/mask.h"
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+namespace sinkscope {
+
+const char* positionModeName(PositionMode mode) {
+    return mode == PositionMode::Streaming ? "streaming" : "absolute";
+}
+
+const char* sinkModeName(SinkMode mode) {
+    switch (mode) {
+    case SinkMode::ToolsAndBos:
+        return "tools+bos";
+    case SinkMode::FirstN:
+        return "first-n";
+    case SinkMode::None:
+        break;
+    }
+    return "none";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+int64_t budgetWindowFor(const ModelConfig& c) {
+    return budgetWindow(BudgetShape{c.nLayer, c.nHeadKv, c.headDim, c.nEmbd, 0, c.nCtxTrain});
+}
+
+KvCacheShape cacheShapeFor(const ModelConfig& c, const SessionOptions& o) {
+    if (o.kvWindow < 0)
+        throw std::invalid_argument("kv window must be >= 0 (0 = the budget window), got " +
+                                    std::to_string(o.kvWindow));
+    if (o.firstN < 0 || o.sinkCapacity < 0) throw std::invalid_argument("sink counts must be >= 0");
+    if (o.probe.enabled && (o.probe.layer >= c.nLayer || o.probe.head >= c.nHead))
+        throw std::invalid_argument("attention probe layer/head out of range");
+    int sinkSlots = 0;
+    switch (o.sinks) {
+    case SinkMode::ToolsAndBos:
+        sinkSlots = 1 + o.sinkCapacity;
+        break;
+    case SinkMode::FirstN:
+        sinkSlots = o.firstN;
+        break;
+    case SinkMode::None:
+        break;
+    }
+    const int window = static_cast<int>(effectiveWindow(budgetWindowFor(c), o.kvWindow));
+    return KvCacheShape{c.nLayer, c.kvDim(), sinkSlots, window, o.kvBits};
+}
+
+} // namespace
+
+Session::Session(const Model& model, const SessionOptions& options)
+    : m_model(model), m_options(options), m_budgetWindow(budgetWindowFor(model.config())),
+      m_cache(cacheShapeFor(model.config(), options)), m_state(model.config(), m_cache.slotCount()),
+      m_slotPieces(static_cast<size_t>(m_cache.slotCount())),
+      m_pieceTokens(static_cast<size_t>(m_cache.slotCount()), -1) {}
+
+bool Session::isSinkByMode(int32_t token, int64_t position) const {
+    switch (m_options.sinks) {
+    case SinkMode::ToolsAndBos:
+        return position == 0 && token == m_model.tokenizer().bos();
+    case SinkMode::FirstN:
+        return position < m_options.firstN;
+    case SinkMode::None:
+        break;
+    }
+    return false;
+}
+
+std::span<const float> Session::feed(int32_t token, bool sink) {
+    if (token < 0 || token >= m_model.config().nVocab)
+        throw std::out_of_range("token id " + std::to_string(token) + " is outside the vocabulary");
+    const int slot = m_cache.place(token, m_position, sink);
+    const QueryPlacement where{m_position, slot, m_options.positions == PositionMode::Streaming};
+    forward(m_model, m_cache, m_state, token, where, m_options.probe);
+    if (m_options.recordHistory) m_history.push_back(token);
+    m_lastToken = token;
+    m_lastSlot = slot;
+    m_lastGenerated = false;
+    ++m_position;
+    return m_state.logits;
+}
+
+std::span<const float> Session::prefill(std::span<const int32_t> tokens, const StepCallback& onStep,
+                                        bool pin) {
+    for (const int32_t token : tokens) {
+        feed(token, pin || isSinkByMode(token, m_position));
+        if (onStep && !onStep(snapshot())) break;
+    }
+    return m_state.logits;
+}
+
+GenerationResult Session::generate(std::span<const int32_t> prompt, int maxTokens, Sampler& sampler,
+                                   const StepCallback& onStep, bool ignoreEos) {
+    if (prompt.empty() && m_position == 0)
+        throw std::invalid_argument("empty prompt: nothing to continue from");
+    GenerationResult result;
+    bool keepGoing = true;
+    const StepCallback watch = [&](const StepSnapshot& step) {
+        keepGoing = !onStep || onStep(step);
+        return keepGoing;
+    };
+
+    auto start = Clock::now();
+    std::span<const float> logits = m_state.logits;
+    if (!prompt.empty()) logits = prefill(prompt, onStep ? watch : StepCallback{});
+    result.prefillTokens = static_cast<int>(prompt.size());
+    result.prefillSeconds = secondsSince(start);
+
+    start = Clock::now();
+    for (int i = 0; i < maxTokens && keepGoing; ++i) {
+        const int32_t token = sampler.sample(logits);
+        if (token == m_model.tokenizer().eos() && !ignoreEos) {
+            result.stoppedByEos = true;
+            break;
+        }
+        result.tokens.push_back(token);
+        logits = feed(token);
+        m_lastGenerated = true;
+        if (onStep) watch(snapshot());
+    }
+    result.stoppedByCallback = !keepGoing;
+    result.decodeSeconds = secondsSince(start);
+    result.text = m_model.tokenizer().decode(result.tokens);
+    return result;
+}
+
+StepSnapshot Session::snapshot() const {
+    const Tokenizer& tokenizer = m_model.tokenizer();
+    const KvCache& cache = m_cache;
+    StepSnapshot s;
+    s.queryPosition = m_position - 1;
+    s.queryToken = m_lastToken;
+    s.queryPiece = s.queryToken >= 0 ? tokenizer.piece(s.queryToken, true) : std::string();
+    s.generated = m_lastGenerated;
+    s.querySlot = m_lastSlot;
+    s.cacheSlots.reserve(cache.slotInfos().size());
+    for (size_t i = 0; i < cache.slotInfos().size(); ++i) {
+        const SlotInfo& info = cache.slotInfos()[i];
+        SlotView& view = s.cacheSlots.emplace_back();
+        view.token = info.token;
+        view.position = info.position;
+        view.kind = info.kind;
+        if (info.kind == SlotKind::Empty) continue;
+        if (m_pieceTokens[i] != info.token) {
+            m_slotPieces[i] = tokenizer.piece(info.token, true);
+            m_pieceTokens[i] = info.token;
+        }
+        view.piece = m_slotPieces[i];
+        view.kept =
+            keep(s.queryPosition, info.position, cache.shape().window, info.kind == SlotKind::Sink);
+        view.attention = m_options.probe.enabled ? m_state.probe[i] : 0.0f;
+    }
+    s.hasAttention = m_options.probe.enabled;
+    s.attentionLayer = m_options.probe.layer;
+    s.attentionHead = m_options.probe.head;
+    s.tokensSeen = m_position;
+    s.evictions = cache.evictions();
+    s.bytesAllocated = cache.bytesAllocated();
+    s.budgetBytes = kKvBudgetBytes;
+    s.effectiveWindow = cache.shape().window;
+    s.budgetWindow = m_budgetWindow;
+    s.sinkSlots = cache.shape().sinkSlots;
+    s.sinksUsed = cache.sinksUsed();
+    s.ringHead = cache.ringHead();
+    s.kvBits = cache.shape().kvBits;
+    return s;
+}
+
+void Session::reset() {
+    m_cache.clear();
+    m_history.clear();
+    m_lastToken = -1;
+    m_position = 0;
+    m_lastSlot = -1;
+    m_lastGenerated = false;
+}
+
+} // namespace sinkscope

@@ -1,0 +1,104 @@
+// One conversation with a model over a bounded KV cache: the token stream, its sinks, and the
+// per-token snapshots. Not thread-safe; the UI owns one on its worker thread.
+#pragma once
+
+#include "memory/kv_cache.h"
+#include "model/model.h"
+#include "session/sampler.h"
+#include "memory/snapshot.h"
+#include "model/transformer.h"
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sinkscope {
+
+enum class PositionMode { Absolute, Streaming };
+enum class SinkMode {
+    ToolsAndBos, // BOS plus the tool block given to setSinkBlock (Needle 2's default)
+    FirstN,      // the first N tokens of the stream (StreamingLLM)
+    None,
+};
+
+const char* positionModeName(PositionMode mode);
+const char* sinkModeName(SinkMode mode);
+
+struct SessionOptions {
+    int kvWindow = 256; // 0 = the budget window
+    int kvBits = 8;     // 32, 16 or 8
+    PositionMode positions = PositionMode::Absolute;
+    SinkMode sinks = SinkMode::ToolsAndBos;
+    int firstN = 4;       // for SinkMode::FirstN
+    int sinkCapacity = 0; // for ToolsAndBos: tool-block tokens to reserve beyond BOS
+    AttentionProbe probe; // attention weights to report in snapshots
+    // Keep every fed token in history() (tests, debugging): 4 bytes a token, without bound, so
+    // off by default; the cache itself stays fixed-size either way.
+    bool recordHistory = false;
+};
+
+// Called after each token; return false to stop generating.
+using StepCallback = std::function<bool(const StepSnapshot&)>;
+
+struct GenerationResult {
+    std::vector<int32_t> tokens; // generated, in order
+    std::string text;
+    bool stoppedByEos = false;
+    bool stoppedByCallback = false;
+    double prefillSeconds = 0;
+    double decodeSeconds = 0;
+    int prefillTokens = 0;
+};
+
+class Session {
+public:
+    // Throws std::invalid_argument when options are invalid for the model.
+    Session(const Model& model, const SessionOptions& options);
+
+    const Model& model() const { return m_model; }
+    const SessionOptions& options() const { return m_options; }
+    int64_t budgetWindow() const { return m_budgetWindow; }
+    int64_t effectiveWindow() const { return m_cache.shape().window; }
+    const KvCache& cache() const { return m_cache; }
+    int64_t position() const { return m_position; } // the next token's position
+    // Every token fed, in order; empty unless SessionOptions::recordHistory.
+    const std::vector<int32_t>& history() const { return m_history; }
+
+    // Feeds one token and returns the logits for the next one ([n_vocab], valid until the next
+    // call). `sink` asks to pin it (honoured while sink slots remain).
+    std::span<const float> feed(int32_t token, bool sink = false);
+    // Feeds tokens; sinks follow the session's SinkMode (BOS and first-N decided here), or every
+    // token is pinned when `pin` (the tool block). Stops early when onStep returns false.
+    std::span<const float> prefill(std::span<const int32_t> tokens, const StepCallback& onStep = {},
+                                   bool pin = false);
+    // Prefills `prompt` then samples up to maxTokens, stopping at EOS unless ignoreEos.
+    GenerationResult generate(std::span<const int32_t> prompt, int maxTokens, Sampler& sampler,
+                              const StepCallback& onStep = {}, bool ignoreEos = false);
+
+    // The snapshot of the last fed token (slot pieces filled in; costs O(slots)).
+    StepSnapshot snapshot() const;
+    void reset(); // empty stream, same allocation
+
+private:
+    bool isSinkByMode(int32_t token, int64_t position) const;
+
+    const Model& m_model;
+    SessionOptions m_options;
+    int64_t m_budgetWindow = 0;
+    KvCache m_cache;
+    RunState m_state;
+    int64_t m_position = 0;
+    std::vector<int32_t> m_history; // only with recordHistory
+    int32_t m_lastToken = -1;
+    int m_lastSlot = -1;
+    bool m_lastGenerated = false;
+    // The display piece of each slot's token, filled by snapshot() for slots whose token changed
+    // since the last snapshot, so that neither feed() (the decode hot path) nor a snapshot
+    // decodes every slot's token again. [slots]; m_pieceTokens: the token each piece is of.
+    mutable std::vector<std::string> m_slotPieces;
+    mutable std::vector<int32_t> m_pieceTokens;
+};
+
+} // namespace sinkscope

@@ -1,0 +1,137 @@
+#include "session/tool_chat.h"
+
+#include "memory/budget.h"
+
+#include <chrono>
+
+namespace sinkscope {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+BudgetShape budgetShapeOf(const ModelConfig& c) {
+    return BudgetShape{c.nLayer, c.nHeadKv, c.headDim, c.nEmbd, 0, c.nCtxTrain};
+}
+
+bool pinsToolBlock(const SessionOptions& options) {
+    return options.sinks == SinkMode::ToolsAndBos;
+}
+
+} // namespace
+
+SinkBudget sinkBudget(const ModelConfig& config, const SessionOptions& options,
+                      const ToolBlock& block) {
+    const BudgetShape shape = budgetShapeOf(config);
+    SinkBudget budget;
+    switch (options.sinks) {
+    case SinkMode::ToolsAndBos:
+        budget.sinkSlots = 1 + block.sinkCapacity();
+        break;
+    case SinkMode::FirstN:
+        budget.sinkSlots = options.firstN;
+        break;
+    case SinkMode::None:
+        break;
+    }
+    budget.window = static_cast<int>(effectiveWindow(budgetWindow(shape), options.kvWindow));
+    budget.bytesPerPosition = bytesPerPosition(shape);
+    budget.kvBytes = budget.bytesPerPosition * (budget.sinkSlots + budget.window);
+    budget.budgetBytes = kKvBudgetBytes;
+    budget.overBudget = budget.kvBytes > budget.budgetBytes;
+    return budget;
+}
+
+RebuiltSession rebuildSession(const Model& model, SessionOptions options, const ToolBlock& block,
+                              std::span<const int32_t> transcript, const StepCallback& onStep) {
+    const auto start = Clock::now();
+    if (pinsToolBlock(options)) options.sinkCapacity = block.sinkCapacity();
+    RebuiltSession rebuilt;
+    rebuilt.session = std::make_unique<Session>(model, options);
+    Session& session = *rebuilt.session;
+    session.prefill(block.tokens, onStep, pinsToolBlock(options));
+    const size_t window = static_cast<size_t>(session.effectiveWindow());
+    const std::span<const int32_t> tail = transcript.last(std::min(window, transcript.size()));
+    session.prefill(tail, onStep);
+    rebuilt.report.seconds = secondsSince(start);
+    rebuilt.report.sinkTokens = static_cast<int>(block.tokens.size());
+    rebuilt.report.replayedTokens = static_cast<int>(tail.size());
+    rebuilt.report.transcriptTokens = static_cast<int>(transcript.size());
+    return rebuilt;
+}
+
+ToolChat::ToolChat(const Model& model, const SessionOptions& options, ToolSet tools,
+                   std::string facts, std::optional<ChatLayout> layout)
+    : ToolChat(model, options, std::move(tools), std::move(facts), {}, {}, layout) {}
+
+ToolChat::ToolChat(const Model& model, const SessionOptions& options, ToolSet tools,
+                   std::string facts, std::span<const Turn> earlier, const StepCallback& onStep,
+                   std::optional<ChatLayout> layout)
+    : m_model(model), m_options(options),
+      m_template(model.tokenizer(), layout.value_or(ChatTemplate::detectLayout(model))),
+      m_trie(model.tokenizer()), m_conversation(m_template) {
+    m_conversation.addRetokenized(earlier);
+    pin(options, std::move(tools), std::move(facts), onStep);
+}
+
+void ToolChat::pin(const SessionOptions& options, ToolSet tools, std::string facts,
+                   const StepCallback& onStep) {
+    ToolBlock block = m_template.toolBlock(tools, facts);
+    auto grammar = std::make_unique<CallGrammar>(tools, callGrammarOptions(m_template));
+    RebuiltSession rebuilt =
+        rebuildSession(m_model, options, block, m_conversation.transcriptTokens(), onStep);
+    // Only now, with everything built, does the chat switch to the new tools.
+    m_options = options;
+    m_tools = std::move(tools);
+    m_facts = std::move(facts);
+    m_block = std::move(block);
+    m_grammar = std::move(grammar);
+    m_session = std::move(rebuilt.session);
+    m_lastRebuild = rebuilt.report;
+}
+
+RebuildReport ToolChat::replaceTools(ToolSet tools, std::string facts, const StepCallback& onStep) {
+    pin(m_options, std::move(tools), std::move(facts), onStep);
+    return m_lastRebuild;
+}
+
+RebuildReport ToolChat::rebuild(const SessionOptions& options, const StepCallback& onStep) {
+    pin(options, m_tools, m_facts, onStep);
+    return m_lastRebuild;
+}
+
+ToolResponse ToolChat::ask(std::string_view userText, const RespondOptions& options,
+                           const StepCallback& onStep) {
+    const Turn& turn = m_conversation.addUser(userText);
+    return respond(turn.tokens, options, onStep);
+}
+
+ToolResponse ToolChat::sendToolResult(const nlohmann::ordered_json& result,
+                                      const RespondOptions& options, const StepCallback& onStep) {
+    const Turn& turn = m_conversation.addToolResult(result);
+    return respond(turn.tokens, options, onStep);
+}
+
+ToolResponse ToolChat::respond(std::span<const int32_t> prompt, const RespondOptions& options,
+                               const StepCallback& onStep) {
+    m_lastTurn = TurnTiming{};
+    m_lastTurn.promptTokens = static_cast<int>(prompt.size());
+    auto start = Clock::now();
+    const std::span<const float> logits = m_session->prefill(prompt, onStep);
+    m_lastTurn.prefillSeconds = secondsSince(start);
+    start = Clock::now();
+    const TurnContext context{m_template, m_tools, *m_grammar, m_trie, m_block};
+    ToolResponse response = generateAssistantTurn(*m_session, logits, context, options, onStep);
+    m_lastTurn.decodeSeconds = secondsSince(start);
+    m_lastTurn.assistantTokens = static_cast<int>(response.tokens.size());
+    response.prefillTokensPerSecond =
+        m_lastTurn.prefillSeconds > 0 ? m_lastTurn.promptTokens / m_lastTurn.prefillSeconds : 0.0;
+    m_conversation.addAssistant(response.text, response.functionCalls, response.tokens);
+    return response;
+}
+
+} // namespace sinkscope

@@ -1,0 +1,142 @@
+// A chat with tools pinned as sinks: one session whose sink slots hold the rendered tool block
+// (BOS through </tools>), the conversation's transcript, and the turn loop. This is the engine
+// object the playground's worker owns (on its thread; not thread-safe).
+//
+//   ToolChat chat(model, options, *parseTools(json).tools, facts);
+//   ToolResponse r = chat.ask("Dim the hall lights");          // r.toJson(): Needle's shape
+//   chat.sendToolResult({{"ok", true}});                         // the model continues
+//   RebuildReport b = chat.replaceTools(newTools, facts);        // sinks rebuilt, chat goes on
+//   chat.rebuild(otherOptions);                                  // new cache, same chat
+//   ToolChat next(otherModel, options, tools, facts, chat.conversation().turns(), {});
+//
+// Changing the tools rebuilds the session: a new cache sized to the new block, the block
+// prefilled and pinned, then the transcript's last W tokens re-prefilled (W = the effective
+// window), so the conversation continues under the new tools. The transcript itself is kept
+// whole in conversation().
+#pragma once
+
+#include "session/assistant_turn.h"
+#include "tools/call_grammar.h"
+#include "chat/chat_template.h"
+#include "chat/conversation.h"
+#include "session/session.h"
+#include "tools/token_trie.h"
+#include "tools/tool_calls.h"
+#include "tools/tool_schema.h"
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace sinkscope {
+
+// The KV memory of a session built for a tool block, against the budget
+// (memory-architecture.md, section 1: the budget counts int8 K and V with f32 group scales).
+struct SinkBudget {
+    int sinkSlots = 0;            // BOS + the block's tokens (ToolsAndBos), or the mode's
+    int window = 0;               // the effective window W
+    int64_t bytesPerPosition = 0; // per_pos of the budget formula
+    int64_t kvBytes = 0;          // bytesPerPosition * (sinkSlots + window)
+    int64_t budgetBytes = 0;      // 12,058,624
+    bool overBudget = false;
+};
+
+// What the tools panel shows before Apply: the block's sinks and window in budget bytes.
+SinkBudget sinkBudget(const ModelConfig& config, const SessionOptions& options,
+                      const ToolBlock& block);
+
+struct RebuildReport {
+    double seconds = 0;       // building the cache and prefilling block and transcript tail
+    int sinkTokens = 0;       // the tool block's tokens
+    int replayedTokens = 0;   // transcript tokens re-prefilled: its last W
+    int transcriptTokens = 0; // the whole transcript, kept in the conversation
+};
+
+// How the last turn's time split: its prompt (the user's or the tool's turn) and the reply.
+struct TurnTiming {
+    int promptTokens = 0;
+    int assistantTokens = 0; // fed, forced ones included
+    double prefillSeconds = 0;
+    double decodeSeconds = 0;
+};
+
+struct RebuiltSession {
+    std::unique_ptr<Session> session;
+    RebuildReport report;
+};
+
+// A new session for `block`: with ToolsAndBos sinks its sink capacity is the block's and the
+// block is pinned; then the last W tokens of `transcript` are prefilled after it. Throws
+// std::invalid_argument when the options do not fit the model.
+RebuiltSession rebuildSession(const Model& model, SessionOptions options, const ToolBlock& block,
+                              std::span<const int32_t> transcript, const StepCallback& onStep = {});
+
+class ToolChat {
+public:
+    // Builds the session for `tools` (and `facts`, the optional system text) in the model's
+    // detected layout, or `layout`. Attribution needs options.probe enabled ({true, -1, -1}).
+    ToolChat(const Model& model, const SessionOptions& options, ToolSet tools,
+             std::string facts = {}, std::optional<ChatLayout> layout = {});
+    // Continues `earlier` (another chat's turns, perhaps on another model; none for a fresh
+    // chat): its turns are rendered and tokenised anew with this model's template, and the session
+    // holds the block and their last W tokens. `onStep` sees every token fed while building.
+    ToolChat(const Model& model, const SessionOptions& options, ToolSet tools, std::string facts,
+             std::span<const Turn> earlier, const StepCallback& onStep,
+             std::optional<ChatLayout> layout = {});
+    ToolChat(const ToolChat&) = delete;
+    ToolChat& operator=(const ToolChat&) = delete;
+
+    // Adds a user turn, prefills it, and generates the assistant's answer.
+    ToolResponse ask(std::string_view userText, const RespondOptions& options = {},
+                     const StepCallback& onStep = {});
+    // Adds a tool's result (after a call) and lets the assistant continue.
+    ToolResponse sendToolResult(const nlohmann::ordered_json& result,
+                                const RespondOptions& options = {},
+                                const StepCallback& onStep = {});
+    // Pins new tools (and facts): rebuilds the session and replays the transcript's tail.
+    RebuildReport replaceTools(ToolSet tools, std::string facts, const StepCallback& onStep = {});
+    // New session options (window, KV bits, sinks, ...): the session is rebuilt for the same
+    // tools and the transcript's tail replayed. Throws std::invalid_argument, the chat unchanged,
+    // when the options do not fit the model.
+    RebuildReport rebuild(const SessionOptions& options, const StepCallback& onStep = {});
+
+    const Model& model() const { return m_model; }
+    const Session& session() const { return *m_session; }
+    const ChatTemplate& chatTemplate() const { return m_template; }
+    const ToolSet& tools() const { return m_tools; }
+    const std::string& facts() const { return m_facts; }
+    const ToolBlock& toolBlock() const { return m_block; }
+    const Conversation& conversation() const { return m_conversation; }
+    const RebuildReport& lastRebuild() const {
+        return m_lastRebuild;
+    } // the constructor's build too
+    const TurnTiming& lastTurn() const { return m_lastTurn; }
+    SinkBudget budget() const {
+        return sinkBudget(m_model.config(), m_session->options(), m_block);
+    }
+
+private:
+    // Prefills `prompt` (a turn already added to the conversation) and generates the answer.
+    ToolResponse respond(std::span<const int32_t> prompt, const RespondOptions& options,
+                         const StepCallback& onStep);
+    // Builds the session for `tools` under `options`; the chat switches only once all is built.
+    void pin(const SessionOptions& options, ToolSet tools, std::string facts,
+             const StepCallback& onStep);
+
+    const Model& m_model;
+    SessionOptions m_options;
+    ChatTemplate m_template;
+    TokenTrie m_trie;
+    ToolSet m_tools;
+    std::string m_facts;
+    ToolBlock m_block;
+    std::unique_ptr<CallGrammar> m_grammar;
+    Conversation m_conversation;
+    std::unique_ptr<Session> m_session;
+    RebuildReport m_lastRebuild;
+    TurnTiming m_lastTurn;
+};
+
+} // namespace sinkscope

@@ -1,0 +1,103 @@
+#include "window/app_settings.h"
+
+#include <QSettings>
+
+namespace sinkscope::ui {
+
+namespace {
+
+QSettings openSettings() {
+    return QSettings(QStringLiteral("Sinkscope"), QStringLiteral("sinkscope"));
+}
+
+PositionMode positionModeFromName(const QString& name) {
+    return name == QLatin1String(positionModeName(PositionMode::Streaming))
+               ? PositionMode::Streaming
+               : PositionMode::Absolute;
+}
+
+SinkMode sinkModeFromName(const QString& name) {
+    for (const SinkMode mode : {SinkMode::ToolsAndBos, SinkMode::FirstN, SinkMode::None})
+        if (name == QLatin1String(sinkModeName(mode))) return mode;
+    return SinkMode::ToolsAndBos;
+}
+
+CallPolicy callPolicyFromName(const QString& name) {
+    for (const CallPolicy policy : {CallPolicy::Auto, CallPolicy::Required, CallPolicy::None})
+        if (name == QLatin1String(callPolicyName(policy))) return policy;
+    return CallPolicy::Auto;
+}
+
+int validKvBits(int bits) {
+    return bits == 16 || bits == 32 ? bits : 8;
+}
+
+} // namespace
+
+AppSettings AppSettings::load() {
+    const QSettings settings = openSettings();
+    const AppSettings defaults;
+    AppSettings loaded;
+    loaded.modelPath = settings.value("model/path").toString();
+    loaded.toolsText = settings.value("tools/text").toString();
+
+    EngineSettings& engine = loaded.engine;
+    engine.kvWindow = qMax(0, settings.value("cache/kvWindow", defaults.engine.kvWindow).toInt());
+    engine.kvBits = validKvBits(settings.value("cache/kvBits", defaults.engine.kvBits).toInt());
+    engine.positions = positionModeFromName(settings.value("cache/positions").toString());
+    engine.useModelHints =
+        settings.value("cache/useModelHints", defaults.engine.useModelHints).toBool();
+    engine.sinks = sinkModeFromName(settings.value("cache/sinks").toString());
+    engine.firstN = qMax(0, settings.value("cache/firstN", defaults.engine.firstN).toInt());
+    engine.probe.enabled = settings.value("probe/enabled", defaults.engine.probe.enabled).toBool();
+    engine.probe.layer =
+        qMax(-1, settings.value("probe/layer", defaults.engine.probe.layer).toInt());
+    engine.probe.head = qMax(-1, settings.value("probe/head", defaults.engine.probe.head).toInt());
+
+    SamplerOptions& sampler = engine.sampler;
+    sampler.temperature = qMax(
+        0.0f, settings.value("sampler/temperature", defaults.engine.sampler.temperature).toFloat());
+    sampler.greedy = sampler.temperature == 0.0f;
+    sampler.topK = qMax(0, settings.value("sampler/topK", defaults.engine.sampler.topK).toInt());
+    sampler.topP =
+        qBound(0.0f, settings.value("sampler/topP", defaults.engine.sampler.topP).toFloat(), 1.0f);
+    sampler.seed =
+        settings.value("sampler/seed", quint64(defaults.engine.sampler.seed)).toULongLong();
+
+    loaded.limits.maxNewTokens =
+        qMax(1, settings.value("generation/maxNewTokens", defaults.limits.maxNewTokens).toInt());
+    loaded.limits.stopAtNewline =
+        settings.value("generation/stopAtNewline", defaults.limits.stopAtNewline).toBool();
+    loaded.limits.ignoreEos =
+        settings.value("generation/ignoreEos", defaults.limits.ignoreEos).toBool();
+    loaded.limits.calls = callPolicyFromName(
+        settings
+            .value("generation/calls", QString::fromLatin1(callPolicyName(defaults.limits.calls)))
+            .toString());
+    return loaded;
+}
+
+void AppSettings::save() const {
+    QSettings settings = openSettings();
+    settings.setValue("model/path", modelPath);
+    settings.setValue("tools/text", toolsText);
+    settings.setValue("cache/kvWindow", engine.kvWindow);
+    settings.setValue("cache/kvBits", engine.kvBits);
+    settings.setValue("cache/positions", QString::fromLatin1(positionModeName(engine.positions)));
+    settings.setValue("cache/useModelHints", engine.useModelHints);
+    settings.setValue("cache/sinks", QString::fromLatin1(sinkModeName(engine.sinks)));
+    settings.setValue("cache/firstN", engine.firstN);
+    settings.setValue("probe/enabled", engine.probe.enabled);
+    settings.setValue("probe/layer", engine.probe.layer);
+    settings.setValue("probe/head", engine.probe.head);
+    settings.setValue("sampler/temperature", engine.sampler.temperature);
+    settings.setValue("sampler/topK", engine.sampler.topK);
+    settings.setValue("sampler/topP", engine.sampler.topP);
+    settings.setValue("sampler/seed", quint64(engine.sampler.seed));
+    settings.setValue("generation/maxNewTokens", limits.maxNewTokens);
+    settings.setValue("generation/stopAtNewline", limits.stopAtNewline);
+    settings.setValue("generation/ignoreEos", limits.ignoreEos);
+    settings.setValue("generation/calls", QString::fromLatin1(callPolicyName(limits.calls)));
+}
+
+} // namespace sinkscope::ui

@@ -1,0 +1,21 @@
+// The playground's persistent settings, stored with QSettings under organization "Sinkscope",
+// application "sinkscope" (tests point QSettings at a temporary folder).
+#pragma once
+
+#include "worker/engine_types.h"
+
+#include <QString>
+
+namespace sinkscope::ui {
+
+struct AppSettings {
+    QString modelPath; // empty: the synthetic model on first run
+    QString toolsText; // the tools editor text last applied; empty: the first preset
+    EngineSettings engine;
+    GenerationLimits limits;
+
+    static AppSettings load();
+    void save() const;
+};
+
+} // namespace sinkscope::ui

@@ -1,0 +1,586 @@
+#include "window/main_window.h"
+
+#include "chat_panel/chat_panel.h"
+#include "worker/default_model.h"
+#include "worker/display_text.h"
+#include "worker/engine_client.h"
+#include "views/kv_cache_view.h"
+#include "views/mask_heatmap.h"
+#include "chat_panel/message_input.h"
+#include "panels/policies_panel.h"
+#include "panels/settings_panel.h"
+#include "panels/stats_panel.h"
+#include "window/status_banner.h"
+#include "chat_panel/token_text_view.h"
+#include "views/tools_editor.h"
+#include "views/view_colors.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QLocale>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace sinkscope::ui {
+
+namespace {
+
+constexpr int kStatusMessageMs = 10000;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+QString parameterText(qint64 parameters) {
+    if (parameters >= 1000000)
+        return QObject::tr("%1M params").arg(QLocale().toString(parameters / 1e6, 'f', 1));
+    return QObject::tr("%1K params").arg(QLocale().toString(parameters / 1e3, 'f', 0));
+}
+
+QString mebibytes(qint64 bytes) {
+    return QObject::tr("%1 MiB").arg(QLocale().toString(double(bytes) / kMiB, 'f', 2));
+}
+
+// The Tools tab's account of what is pinned: tokens per tool, and the KV bytes of the sinks and
+// the window against the budget (a warning when over).
+// "Tokens per tool: …<br>KV of sinks + window …", for the tools in force and for a preview.
+QString toolsAndBudgetHtml(const QList<ToolSpan>& toolSpans, const SinkBudgetInfo& budget,
+                           const QColor& warning) {
+    QStringList perTool;
+    for (const ToolSpan& tool : toolSpans)
+        perTool << QObject::tr("%1 %2").arg(tool.name.toHtmlEscaped()).arg(tool.count());
+    const QString bytes =
+        QObject::tr("KV of sinks + window (%1 + %2 positions): %3 of the %4 budget")
+            .arg(budget.sinkSlots)
+            .arg(budget.window)
+            .arg(mebibytes(budget.kvBytes), mebibytes(budget.budgetBytes));
+    return QObject::tr("Tokens per tool: %1")
+               .arg(perTool.isEmpty() ? QObject::tr("no tools")
+                                      : perTool.join(QStringLiteral(" · "))) +
+           QStringLiteral("<br>") +
+           (budget.overBudget ? QStringLiteral("<span style=\"color:%1\"><b>%2</b> %3</span>")
+                                    .arg(warning.name(), QObject::tr("Over budget:"), bytes)
+                              : bytes);
+}
+
+QString toolsStatusHtml(const SessionInfo& info, const QColor& warning) {
+    return QObject::tr("Sink block: %1 pinned (BOS and tools) of %2 sink slots, %3 layout. Last "
+                       "rebuild (%4): %5 ms, %6 of the conversation's %7 re-prefilled.")
+               .arg(tokenCount(info.sinksUsed))
+               .arg(info.sinkSlots)
+               .arg(info.chatLayout, info.reason.toLower(), formatMilliseconds(info.seconds),
+                    tokenCount(info.reprefilledTokens), tokenCount(info.transcriptTokens)) +
+           QStringLiteral("<br>") + toolsAndBudgetHtml(info.toolSpans, info.sinkBudget, warning);
+}
+
+QString toolsPreviewHtml(const ToolsPreview& preview, const QColor& warning) {
+    return QObject::tr("<b>Edited tools, not applied yet:</b> %1 pinned (BOS and tools).")
+               .arg(tokenCount(preview.sinksUsed)) +
+           QStringLiteral("<br>") +
+           toolsAndBudgetHtml(preview.toolSpans, preview.sinkBudget, warning);
+}
+
+// The preset's canned result for the calls: one call's result, or an array of them in call
+// order; empty unless every called tool has one.
+QString cannedResultFor(const views::ToolsEditor& editor, const QList<ToolCallView>& calls) {
+    QStringList results;
+    for (const ToolCallView& call : calls) {
+        const QString result = editor.cannedResult(call.name);
+        if (result.isEmpty()) return {};
+        results << result;
+    }
+    if (results.size() == 1) return results.constFirst();
+    return QStringLiteral("[%1]").arg(results.join(QStringLiteral(", ")));
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent) : MainWindow(Options{}, parent) {}
+
+MainWindow::MainWindow(const Options& options, QWidget* parent)
+    : QMainWindow(parent), m_options(options), m_settings(AppSettings::load()),
+      m_engine(std::make_unique<EngineClient>()) {
+    setWindowTitle(tr("Sinkscope"));
+    createWidgets();
+    createMenus();
+    createStatusBar();
+    connectEngine();
+    resize(1400, 900);
+
+    m_settingsPanel->setValues(m_settings.engine, m_settings.limits);
+    m_engine->applySettings(m_settings.engine);
+    applyInitialTools();
+    openInitialModel(options.modelPath);
+}
+
+MainWindow::~MainWindow() {
+    m_engine.reset(); // stop generating and join the engine thread before the widgets go
+}
+
+void MainWindow::createWidgets() {
+    m_banner = new StatusBanner(this);
+    m_chat = new ChatPanel(this);
+    m_heatmap = new views::MaskHeatmap(this);
+    m_kvView = new views::KvCacheView(this);
+    m_toolsEditor = new views::ToolsEditor(QStringLiteral(":/presets"), this);
+    m_settingsPanel = new SettingsPanel(this);
+    m_stats = new StatsPanel(this);
+
+    auto* settingsScroll = new QScrollArea(this);
+    settingsScroll->setWidget(m_settingsPanel);
+    settingsScroll->setWidgetResizable(true);
+    settingsScroll->setFrameShape(QFrame::NoFrame);
+
+    m_tabs = new QTabWidget(this);
+    m_tabs->setObjectName(QStringLiteral("inspectorTabs"));
+    m_tabs->addTab(m_heatmap, tr("Mask"));
+    m_tabs->addTab(m_kvView, tr("KV cache"));
+    m_toolsStatus = new QLabel(tr("No tools pinned yet."), this);
+    m_toolsStatus->setObjectName(QStringLiteral("toolsStatus"));
+    m_toolsStatus->setWordWrap(true);
+    m_toolsStatus->setTextFormat(Qt::RichText);
+    m_toolsPreview = new QLabel(this);
+    m_toolsPreview->setObjectName(QStringLiteral("toolsPreview"));
+    m_toolsPreview->setWordWrap(true);
+    m_toolsPreview->setTextFormat(Qt::RichText);
+    m_toolsPreview->hide();
+    auto* toolsPage = new QWidget(this);
+    auto* toolsLayout = new QVBoxLayout(toolsPage);
+    toolsLayout->addWidget(m_toolsEditor, 1);
+    toolsLayout->addWidget(m_toolsPreview);
+    toolsLayout->addWidget(m_toolsStatus);
+    m_tabs->addTab(toolsPage, tr("Tools"));
+    m_tabs->addTab(settingsScroll, tr("Settings"));
+    m_tabs->addTab(m_stats, tr("Stats"));
+    m_policies = new PoliciesPanel(this);
+    m_policies->setTranscriptSource([this] { return m_chat->transcript()->toPlainText(); });
+    m_tabs->addTab(m_policies, tr("Policies"));
+
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->addWidget(m_chat);
+    splitter->addWidget(m_tabs);
+    splitter->setStretchFactor(0, 5);
+    splitter->setStretchFactor(1, 6);
+    splitter->setSizes({640, 760});
+    splitter->setChildrenCollapsible(false);
+
+    auto* central = new QWidget(this);
+    auto* layout = new QVBoxLayout(central);
+    layout->setContentsMargins(8, 8, 8, 4);
+    layout->addWidget(m_banner);
+    layout->addWidget(splitter, 1);
+    setCentralWidget(central);
+
+    connect(m_chat, &ChatPanel::sendRequested, this, &MainWindow::onSendRequested);
+    connect(m_chat, &ChatPanel::stopRequested, m_engine.get(), &EngineClient::stop);
+    connect(m_chat, &ChatPanel::newChatRequested, this, &MainWindow::onNewChat);
+    connect(m_chat, &ChatPanel::toolResultRequested, this, &MainWindow::onToolResultRequested);
+    connect(m_chat, &ChatPanel::toolClicked, this, &MainWindow::highlightTool);
+    connect(m_chat->transcript(), &TokenTextView::tokenClicked, this,
+            &MainWindow::selectTranscriptToken);
+    connect(m_chat->sinkBlock(), &TokenTextView::tokenClicked, this,
+            &MainWindow::selectKeyPosition); // the prefix's index is its position
+    connect(m_kvView, &views::KvCacheView::slotClicked, this,
+            [this](int, qint64 position) { selectKeyPosition(position); });
+    connect(m_heatmap, &views::MaskHeatmap::keyPositionClicked, this,
+            &MainWindow::selectKeyPosition);
+    connect(m_toolsEditor, &views::ToolsEditor::toolsApplied, this, &MainWindow::onToolsApplied);
+    connect(m_toolsEditor, &views::ToolsEditor::draftChanged, this, &MainWindow::previewDraftTools);
+    connect(m_toolsEditor, &views::ToolsEditor::presetChosen, this,
+            [this](const QString&, const QString& query) {
+                if (!query.isEmpty()) m_chat->input()->setPlaceholderText(tr("Try: %1").arg(query));
+            });
+    connect(m_settingsPanel, &SettingsPanel::engineSettingsChanged, this,
+            &MainWindow::onSettingsChanged);
+    connect(m_settingsPanel, &SettingsPanel::limitsChanged, this, &MainWindow::onLimitsChanged);
+    connect(m_settingsPanel, &SettingsPanel::openModelRequested, this,
+            &MainWindow::chooseModelFile);
+    connect(m_policies, &PoliciesPanel::runRequested, this,
+            [this](const PolicyRunRequest& request) {
+                m_policies->beginRun(m_engine->runPolicies(request));
+            });
+    connect(m_policies, &PoliciesPanel::stopRequested, m_engine.get(),
+            &EngineClient::stopPolicyRun);
+}
+
+void MainWindow::createMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open Model…"), QKeySequence::Open, this, &MainWindow::chooseModelFile);
+    file->addAction(tr("&Export Heatmap PNG…"), QKeySequence(tr("Ctrl+E")), this,
+                    &MainWindow::exportHeatmap);
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    quit->setMenuRole(QAction::QuitRole);
+
+    QMenu* chat = menuBar()->addMenu(tr("&Chat"));
+    chat->addAction(tr("&New Chat"), QKeySequence::New, this, &MainWindow::onNewChat);
+    m_stopAction = chat->addAction(tr("&Stop"), QKeySequence(Qt::Key_Escape), m_engine.get(),
+                                   &EngineClient::stop);
+    m_stopAction->setEnabled(false);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    for (int i = 0; i < m_tabs->count(); ++i) {
+        QAction* action =
+            view->addAction(m_tabs->tabText(i), this, [this, i] { m_tabs->setCurrentIndex(i); });
+        action->setShortcut(QKeySequence(tr("Ctrl+%1").arg(i + 1)));
+    }
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About Sinkscope"), this, &MainWindow::showAbout);
+}
+
+void MainWindow::createStatusBar() {
+    m_loadingBar = new QProgressBar(this);
+    m_loadingBar->setRange(0, 0); // busy: loading has no measurable progress
+    m_loadingBar->setMaximumWidth(120);
+    m_loadingBar->hide();
+    m_modelLabel = new QLabel(tr("No model"), this);
+    m_modelLabel->setObjectName(QStringLiteral("modelLabel"));
+    statusBar()->addPermanentWidget(m_loadingBar);
+    statusBar()->addPermanentWidget(m_modelLabel);
+}
+
+void MainWindow::connectEngine() {
+    EngineClient* engine = m_engine.get();
+    connect(engine, &EngineClient::batchReady, this, &MainWindow::onBatch);
+    connect(engine, &EngineClient::modelLoaded, this, &MainWindow::onModelLoaded);
+    connect(engine, &EngineClient::loadFailed, this, &MainWindow::onLoadFailed);
+    connect(engine, &EngineClient::sessionReady, this, &MainWindow::onSessionReady);
+    connect(engine, &EngineClient::toolsPreviewed, this, &MainWindow::onToolsPreviewed);
+    connect(engine, &EngineClient::generationFinished, this, &MainWindow::onGenerationFinished);
+    connect(engine, &EngineClient::generatingChanged, this, &MainWindow::onGeneratingChanged);
+    connect(engine, &EngineClient::errorOccurred, this, &MainWindow::onEngineError);
+    connect(engine, &EngineClient::policyBatchReady, m_policies, &PoliciesPanel::addBatch);
+    connect(engine, &EngineClient::policyRunFinished, m_policies, &PoliciesPanel::finishRun);
+}
+
+bool MainWindow::chooseInitialTools() {
+    if (!m_options.preset.isEmpty()) {
+        if (m_toolsEditor->choosePreset(m_options.preset)) return true;
+        m_banner->showNotice(tr("There is no preset named “%1”.").arg(m_options.preset));
+    }
+    if (!m_settings.toolsText.isEmpty()) {
+        m_toolsEditor->setToolsText(m_settings.toolsText);
+        return true;
+    }
+    if (m_toolsEditor->presets().isEmpty()) return false;
+    m_toolsEditor->choosePreset(m_toolsEditor->presets().constFirst().name);
+    return true;
+}
+
+void MainWindow::applyInitialTools() {
+    // An invalid stored text shows its error in the editor.
+    if (chooseInitialTools()) m_toolsEditor->apply();
+}
+
+void MainWindow::openInitialModel(const QString& overridePath) {
+    if (!overridePath.isEmpty()) {
+        openModel(overridePath, false);
+        return;
+    }
+    // The default is installed again when its copy is missing, damaged or from another release.
+    const QString configured =
+        isDefaultModelPath(m_settings.modelPath) ? QString() : m_settings.modelPath;
+    if (!configured.isEmpty() && QFileInfo::exists(configured)) {
+        openModel(configured, false);
+        return;
+    }
+    if (!configured.isEmpty())
+        m_banner->showNotice(
+            tr("The configured model %1 is missing; opening the built-in needle-nano.")
+                .arg(QDir::toNativeSeparators(configured)));
+    openModel(defaultModelPath(), true);
+}
+
+void MainWindow::openModel(const QString& path, bool installDefault) {
+    setLoading(true);
+    statusBar()->showMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+    m_engine->openModel(path, installDefault);
+}
+
+void MainWindow::chooseModelFile() {
+    // Window-modal, not exec(): the engine keeps streaming while the dialog is open.
+    auto* dialog = new QFileDialog(this, tr("Open Model"),
+                                   m_model ? QFileInfo(m_model->path).absolutePath() : QString(),
+                                   tr("GGUF models (*.gguf);;All files (*)"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setFileMode(QFileDialog::ExistingFile);
+    connect(dialog, &QFileDialog::fileSelected, this, &MainWindow::openModelFile);
+    dialog->open();
+}
+
+void MainWindow::exportHeatmap() {
+    auto* dialog = new QFileDialog(this, tr("Export Heatmap"), QStringLiteral("heatmap.png"),
+                                   tr("PNG images (*.png)"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setAcceptMode(QFileDialog::AcceptSave);
+    dialog->setDefaultSuffix(QStringLiteral("png"));
+    connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
+        if (m_heatmap->exportPng(path))
+            statusBar()->showMessage(tr("Heatmap saved to %1").arg(path), kStatusMessageMs);
+        else
+            m_banner->showError(tr("Could not export the heatmap to %1 (is it empty?)").arg(path));
+    });
+    dialog->open();
+}
+
+void MainWindow::showAbout() {
+    auto* box = new QMessageBox(
+        QMessageBox::Information, tr("About Sinkscope"),
+        tr("<b>Sinkscope</b> %1<br>A playground for a language model whose KV cache is bounded: "
+           "a sliding window of recent tokens plus pinned sink tokens.")
+            .arg(QApplication::applicationVersion()),
+        QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+void MainWindow::setLoading(bool loading) {
+    m_loadingBar->setVisible(loading);
+}
+
+void MainWindow::saveSettings() {
+    if (m_options.persistSettings) m_settings.save();
+}
+
+GenerationLimits MainWindow::effectiveLimits() const {
+    GenerationLimits limits = m_settings.limits;
+    if (m_options.maxNewTokens > 0) limits.maxNewTokens = m_options.maxNewTokens;
+    if (m_options.calls) limits.calls = *m_options.calls;
+    return limits;
+}
+
+QString MainWindow::modelLabelText() const {
+    return m_modelLabel->text();
+}
+
+QString MainWindow::toolsStatusText() const {
+    return m_toolsStatus->text();
+}
+
+QString MainWindow::toolsPreviewText() const {
+    return m_toolsPreview->isHidden() ? QString() : m_toolsPreview->text();
+}
+
+void MainWindow::previewDraftTools(const QString& compactJson) {
+    m_draftTools = compactJson;
+    if (compactJson.isEmpty()) {
+        m_toolsPreview->hide();
+        return;
+    }
+    m_engine->previewTools(compactJson);
+}
+
+void MainWindow::onToolsPreviewed(const ToolsPreview& preview) {
+    if (preview.compactJson != m_draftTools) return; // edited again since
+    m_toolsPreview->setText(
+        toolsPreviewHtml(preview, views::MaskColors::forPalette(palette()).errorText));
+    m_toolsPreview->show();
+}
+
+void MainWindow::sendMessage(const QString& text) {
+    m_chat->sendText(text);
+}
+
+void MainWindow::openModelFile(const QString& path) {
+    openModel(path, false);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    m_engine->stop(); // the destructor joins the thread; a reply in flight ends within one token
+    saveSettings();
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::onBatch(const EngineBatch& batch) {
+    if (batch.sessionReset) {
+        m_layout = batch.layout;
+        m_heatmap->clear();
+        m_kvView->clear();
+    }
+    if (!batch.pieces.isEmpty()) m_chat->appendPieces(batch.pieces);
+    if (!batch.snapshots.isEmpty()) {
+        m_heatmap->addSnapshots(batch.snapshots);
+        const StepSnapshot& latest = batch.snapshots.constLast();
+        m_kvView->setSnapshot(latest);
+        m_stats->showSnapshot(latest);
+        m_latestSnapshot = latest;
+    }
+    if (m_latestSnapshot) refreshFade(*m_latestSnapshot);
+    if (batch.hasProgress) {
+        m_chat->showProgress(batch.progress);
+        m_stats->showProgress(batch.progress);
+    }
+}
+
+// Transcript tokens before the window's first position, or before the re-prefilled tail, are no
+// longer in the KV cache.
+void MainWindow::refreshFade(const StepSnapshot& latest) {
+    const qint64 firstInWindow = latest.queryPosition - latest.effectiveWindow + 1;
+    const qint64 beyondPrefix = qMax<qint64>(0, firstInWindow - m_layout.prefixLength);
+    m_chat->transcript()->setFadedBefore(m_layout.transcriptBase + beyondPrefix);
+}
+
+void MainWindow::onModelLoaded(const ModelInfo& info) {
+    setLoading(false);
+    m_model = info;
+    const QString name = info.displayName();
+    setWindowTitle(tr("Sinkscope — %1").arg(name));
+    m_modelLabel->setText(tr("%1 · %2").arg(name, parameterText(info.parameters)));
+    m_modelLabel->setToolTip(QDir::toNativeSeparators(info.path));
+    m_settingsPanel->setModel(info);
+    m_chat->setReady(true); // the conversation goes on: the worker carried it over
+    m_policies->setModelReady(true);
+    m_latestSnapshot.reset();
+    m_stats->clear();
+    if (m_banner->isError())
+        m_banner->hide(); // a notice (e.g. "configured model missing") stays readable
+    statusBar()->showMessage(tr("Loaded %1").arg(name), kStatusMessageMs);
+    m_settings.modelPath = info.path;
+    saveSettings();
+    emit modelReady(info);
+}
+
+void MainWindow::onLoadFailed(const QString& message) {
+    setLoading(false);
+    const QString kept = m_model ? tr(" Still using %1.").arg(m_model->displayName()) : QString();
+    m_banner->showError(message + kept);
+    statusBar()->showMessage(tr("Model not loaded"), kStatusMessageMs);
+    emit modelLoadFailed(message);
+}
+
+void MainWindow::onSessionReady(const SessionInfo& info) {
+    m_session = info;
+    m_layout = info.layout;
+    m_chat->showSession(info);
+    m_stats->showSession(info);
+    m_settingsPanel->setBudgetWindow(info.budgetWindow);
+    m_policies->setBudgetWindow(info.budgetWindow);
+    const QString summary =
+        tr("%1: session built in %2 ms (window %3, %4 positions, kv_bits %5, %6, "
+           "re-prefilled %7)")
+            .arg(info.reason, formatMilliseconds(info.seconds))
+            .arg(info.effectiveWindow)
+            .arg(QLatin1String(positionModeName(info.positions)))
+            .arg(info.settings.kvBits)
+            .arg(countOf(info.sinksUsed, tr("sink"), tr("sinks")),
+                 tokenCount(info.reprefilledTokens));
+    statusBar()->showMessage(summary, kStatusMessageMs);
+    if (info.reprefilledTokens > 0) m_chat->appendNote(summary);
+    m_toolsStatus->setText(
+        toolsStatusHtml(info, views::MaskColors::forPalette(palette()).errorText));
+    // Another model or cache shape measures the same draft differently.
+    if (!m_draftTools.isEmpty()) m_engine->previewTools(m_draftTools);
+    emit sessionRebuilt(info);
+}
+
+void MainWindow::onGenerationFinished(const GenerationReport& report) {
+    m_chat->finishReply(report, cannedResultFor(*m_toolsEditor, report.calls));
+    emit replyFinished(report);
+}
+
+void MainWindow::onGeneratingChanged(bool generating) {
+    m_chat->setGenerating(generating);
+    m_stats->setGenerating(generating);
+    m_stopAction->setEnabled(generating);
+}
+
+void MainWindow::onEngineError(const QString& message) {
+    m_banner->showError(message);
+    statusBar()->showMessage(tr("Engine error"), kStatusMessageMs);
+}
+
+void MainWindow::onSendRequested(const QString& text) {
+    m_chat->setStatus(tr("Thinking…"));
+    m_engine->send(text, effectiveLimits());
+}
+
+void MainWindow::onToolResultRequested(const QString& json) {
+    m_chat->setStatus(tr("Sending the tool result…"));
+    m_engine->sendToolResult(json, effectiveLimits());
+}
+
+void MainWindow::onNewChat() {
+    m_engine->newChat();
+    m_chat->clearConversation();
+    m_latestSnapshot.reset();
+    statusBar()->showMessage(tr("New chat"), kStatusMessageMs);
+}
+
+void MainWindow::onSettingsChanged(const EngineSettings& settings) {
+    const bool rebuild = !settings.sameSession(m_settings.engine);
+    m_settings.engine = settings;
+    saveSettings();
+    if (rebuild) {
+        m_engine->stop(); // a rebuild must not wait for a long reply
+        statusBar()->showMessage(tr("Rebuilding the session…"));
+    }
+    m_engine->applySettings(settings);
+}
+
+void MainWindow::onLimitsChanged(const GenerationLimits& limits) {
+    m_settings.limits = limits;
+    saveSettings();
+}
+
+void MainWindow::onToolsApplied(const QString& compactJson) {
+    m_settings.toolsText = m_toolsEditor->toolsText();
+    saveSettings();
+    m_engine->stop();
+    statusBar()->showMessage(tr("Pinning the tools as sinks…"));
+    m_engine->applyTools(compactJson);
+}
+
+void MainWindow::selectKeyPosition(qint64 position) {
+    m_heatmap->highlightKeyPosition(position);
+    m_kvView->highlightPositions({position});
+    const bool inPrefix = position < m_layout.prefixLength;
+    m_chat->sinkBlock()->highlightToken(inPrefix ? position : -1);
+    const qint64 index = inPrefix ? -1 : m_layout.transcriptIndexOf(position);
+    m_chat->transcript()->highlightToken(index);
+    const QString text = inPrefix ? m_chat->sinkBlock()->tokenText(position)
+                                  : m_chat->transcript()->tokenText(index);
+    statusBar()->showMessage(tr("Key position %1: “%2”").arg(position).arg(text), kStatusMessageMs);
+}
+
+void MainWindow::highlightTool(const QString& tool) {
+    const auto span = std::find_if(m_session.toolSpans.cbegin(), m_session.toolSpans.cend(),
+                                   [&tool](const ToolSpan& pinned) { return pinned.name == tool; });
+    if (span == m_session.toolSpans.cend()) {
+        statusBar()->showMessage(tr("%1 is not among the pinned tools.").arg(tool),
+                                 kStatusMessageMs);
+        return;
+    }
+    QList<qint64> positions;
+    for (qint64 position = span->begin; position < span->end; ++position)
+        positions << position;
+    m_heatmap->highlightKeyPositions(positions);
+    m_kvView->highlightPositions(positions);
+    statusBar()->showMessage(tr("%1: key positions %2–%3 (%4)")
+                                 .arg(tool)
+                                 .arg(span->begin)
+                                 .arg(span->end - 1)
+                                 .arg(tokenCount(span->count())),
+                             kStatusMessageMs);
+}
+
+void MainWindow::selectTranscriptToken(qint64 index) {
+    const qint64 position = m_layout.positionOf(index);
+    if (position < 0) {
+        statusBar()->showMessage(tr("That token is no longer in the session."), kStatusMessageMs);
+        return;
+    }
+    selectKeyPosition(position);
+}
+
+} // namespace sinkscope::ui

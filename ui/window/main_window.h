@@ -1,0 +1,144 @@
+// The playground window: the chat on the left; the mask heatmap, KV cache, tools, settings and
+// stats as tabs on the right. It owns the EngineClient and routes what the engine reports to the
+// panels; it never touches the model itself.
+#pragma once
+
+#include "window/app_settings.h"
+#include "worker/engine_types.h"
+
+#include <QMainWindow>
+
+#include <memory>
+#include <optional>
+
+class QAction;
+class QLabel;
+class QProgressBar;
+class QTabWidget;
+
+namespace sinkscope::views {
+class KvCacheView;
+class MaskHeatmap;
+class ToolsEditor;
+} // namespace sinkscope::views
+
+namespace sinkscope::ui {
+
+class ChatPanel;
+class EngineClient;
+class PoliciesPanel;
+class SettingsPanel;
+class StatsPanel;
+class StatusBanner;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    struct Options {
+        QString modelPath;               // opens this model instead of the configured one
+        int maxNewTokens = 0;            // > 0: overrides the setting for this run only
+        QString preset;                  // pins this preset's tools instead of the stored ones
+        std::optional<CallPolicy> calls; // overrides the setting for this run only
+        bool persistSettings = true;     // false: nothing is written to QSettings
+    };
+
+    explicit MainWindow(const Options& options, QWidget* parent = nullptr);
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    ChatPanel* chatPanel() const { return m_chat; }
+    views::MaskHeatmap* heatmap() const { return m_heatmap; }
+    views::KvCacheView* kvCacheView() const { return m_kvView; }
+    views::ToolsEditor* toolsEditor() const { return m_toolsEditor; }
+    SettingsPanel* settingsPanel() const { return m_settingsPanel; }
+    StatsPanel* statsPanel() const { return m_stats; }
+    PoliciesPanel* policiesPanel() const { return m_policies; }
+    QString toolsStatusText() const;
+    QString toolsPreviewText() const; // "" while no edited tools wait to be applied
+    StatusBanner* banner() const { return m_banner; }
+    QTabWidget* tabs() const { return m_tabs; }
+    EngineClient* engine() const { return m_engine.get(); }
+
+    bool hasModel() const { return m_model.has_value(); }
+    const ModelInfo* modelInfo() const { return m_model ? &*m_model : nullptr; }
+    const SessionInfo& sessionInfo() const { return m_session; }
+    const std::optional<StepSnapshot>& latestSnapshot() const { return m_latestSnapshot; }
+    QString modelLabelText() const;
+
+    void sendMessage(const QString& text);   // as if typed and sent
+    void openModelFile(const QString& path); // as if chosen in File > Open Model…
+    // As if clicked in a call's attribution: the tool's sink slots and key columns highlighted.
+    void highlightTool(const QString& tool);
+
+signals:
+    void modelReady(const sinkscope::ui::ModelInfo& info);
+    void modelLoadFailed(const QString& message);
+    void sessionRebuilt(const sinkscope::ui::SessionInfo& info);
+    void replyFinished(const sinkscope::ui::GenerationReport& report);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void createWidgets();
+    void createMenus();
+    void createStatusBar();
+    void connectEngine();
+    bool chooseInitialTools(); // false when there are none to apply
+    void applyInitialTools();
+    void openInitialModel(const QString& overridePath);
+    void openModel(const QString& path, bool installDefault);
+    void chooseModelFile();
+    void exportHeatmap();
+    void showAbout();
+    void setLoading(bool loading);
+    void saveSettings();
+    GenerationLimits effectiveLimits() const;
+
+    void onBatch(const EngineBatch& batch);
+    void onModelLoaded(const ModelInfo& info);
+    void onLoadFailed(const QString& message);
+    void onSessionReady(const SessionInfo& info);
+    void previewDraftTools(const QString& compactJson); // "" hides the preview
+    void onToolsPreviewed(const ToolsPreview& preview);
+    void onGenerationFinished(const GenerationReport& report);
+    void onGeneratingChanged(bool generating);
+    void onEngineError(const QString& message);
+    void onSendRequested(const QString& text);
+    void onNewChat();
+    void onToolResultRequested(const QString& json);
+    void onSettingsChanged(const EngineSettings& settings);
+    void onLimitsChanged(const GenerationLimits& limits);
+    void onToolsApplied(const QString& compactJson);
+    void selectKeyPosition(qint64 position); // a KV slot, heatmap column or chat token was clicked
+    void selectTranscriptToken(qint64 index);
+    void refreshFade(const StepSnapshot& latest);
+
+    Options m_options;
+    AppSettings m_settings;
+    std::optional<ModelInfo> m_model;
+    SessionInfo m_session;
+    StreamLayout m_layout;
+    std::optional<StepSnapshot> m_latestSnapshot;
+
+    StatusBanner* m_banner = nullptr;
+    ChatPanel* m_chat = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    views::MaskHeatmap* m_heatmap = nullptr;
+    views::KvCacheView* m_kvView = nullptr;
+    views::ToolsEditor* m_toolsEditor = nullptr;
+    SettingsPanel* m_settingsPanel = nullptr;
+    StatsPanel* m_stats = nullptr;
+    PoliciesPanel* m_policies = nullptr;
+    QLabel* m_toolsStatus = nullptr;  // what the applied tools pinned, and the rebuild's time
+    QLabel* m_toolsPreview = nullptr; // what the edited tools would pin, before Apply
+    QString m_draftTools;             // the edited tools being previewed (compact JSON), or ""
+    QLabel* m_modelLabel = nullptr;
+    QProgressBar* m_loadingBar = nullptr;
+    QAction* m_stopAction = nullptr;
+
+    // Declared last: destroyed first, so the engine thread has stopped before any widget goes.
+    std::unique_ptr<EngineClient> m_engine;
+};
+
+} // namespace sinkscope::ui

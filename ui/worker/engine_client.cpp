@@ -1,0 +1,154 @@
+#include "worker/engine_client.h"
+
+#include "worker/engine_worker.h"
+
+namespace sinkscope::ui {
+
+EngineClient::EngineClient(QObject* parent)
+    : QObject(parent), m_worker(std::make_unique<EngineWorker>(m_mailbox)) {
+    registerEngineMetaTypes();
+    registerPolicyRunMetaTypes();
+    m_worker->moveToThread(&m_thread);
+    m_thread.setObjectName(QStringLiteral("sinkscope-engine"));
+
+    EngineWorker* worker = m_worker.get();
+    connect(worker, &EngineWorker::requestDone, this, &EngineClient::onRequestDone);
+    connect(worker, &EngineWorker::generationFinished, this, &EngineClient::onGenerationFinished);
+    // Each report first takes what the worker posted before it.
+    connect(worker, &EngineWorker::modelLoaded, this, [this](const ModelInfo& info) {
+        takeMailbox();
+        emit modelLoaded(info);
+    });
+    connect(worker, &EngineWorker::loadFailed, this, [this](const QString& message) {
+        takeMailbox();
+        emit loadFailed(message);
+    });
+    connect(worker, &EngineWorker::sessionReady, this, [this](const SessionInfo& info) {
+        takeMailbox();
+        emit sessionReady(info);
+    });
+    connect(worker, &EngineWorker::toolsPreviewed, this, [this](const ToolsPreview& preview) {
+        if (preview.ticket == m_lastPreview) emit toolsPreviewed(preview);
+    });
+    connect(worker, &EngineWorker::policyRunFinished, this, [this](const PolicyRunReport& report) {
+        takeMailbox();
+        emit policyRunFinished(report);
+    });
+    connect(worker, &EngineWorker::errorOccurred, this, [this](const QString& message) {
+        takeMailbox();
+        emit errorOccurred(message);
+    });
+
+    m_refreshTimer.setInterval(kRefreshIntervalMs);
+    connect(&m_refreshTimer, &QTimer::timeout, this, &EngineClient::takeMailbox);
+    m_thread.start();
+}
+
+EngineClient::~EngineClient() {
+    m_worker->shutDown();
+    m_thread.quit();
+    m_thread.wait();
+    m_worker.reset(); // the thread has stopped: nothing runs in the worker any more
+}
+
+template <typename Request> void EngineClient::post(Request request) {
+    ++m_requestsInFlight;
+    if (!m_refreshTimer.isActive()) m_refreshTimer.start();
+    QMetaObject::invokeMethod(m_worker.get(), std::move(request), Qt::QueuedConnection);
+}
+
+void EngineClient::openModel(const QString& path, bool installDefault) {
+    stop();
+    EngineWorker* worker = m_worker.get();
+    post([worker, path, installDefault] { worker->openModel(path, installDefault); });
+}
+
+void EngineClient::applySettings(const EngineSettings& settings) {
+    EngineWorker* worker = m_worker.get();
+    post([worker, settings] { worker->applySettings(settings); });
+}
+
+void EngineClient::previewTools(const QString& compactJson) {
+    const quint64 ticket = ++m_lastPreview;
+    EngineWorker* worker = m_worker.get();
+    post([worker, ticket, compactJson] { worker->previewTools(ticket, compactJson); });
+}
+
+void EngineClient::applyTools(const QString& compactJson) {
+    EngineWorker* worker = m_worker.get();
+    post([worker, compactJson] { worker->applyTools(compactJson); });
+}
+
+template <typename Turn> quint64 EngineClient::postTurn(Turn turn) {
+    stopPolicyRun(); // a chat turn must not wait behind a long experiment
+    const quint64 ticket = ++m_lastTicket;
+    if (m_generationsInFlight++ == 0) emit generatingChanged(true);
+    EngineWorker* worker = m_worker.get();
+    post([worker, ticket, turn] { turn(*worker, ticket); });
+    return ticket;
+}
+
+quint64 EngineClient::send(const QString& text, const GenerationLimits& limits) {
+    return postTurn([text, limits](EngineWorker& worker, quint64 ticket) {
+        worker.generate(ticket, text, limits);
+    });
+}
+
+quint64 EngineClient::sendToolResult(const QString& resultJson, const GenerationLimits& limits) {
+    return postTurn([resultJson, limits](EngineWorker& worker, quint64 ticket) {
+        worker.sendToolResult(ticket, resultJson, limits);
+    });
+}
+
+void EngineClient::stop() {
+    m_worker->cancelGenerationsUpTo(m_lastTicket);
+    stopPolicyRun();
+}
+
+quint64 EngineClient::runPolicies(const PolicyRunRequest& request) {
+    const quint64 run = ++m_lastPolicyRun;
+    EngineWorker* worker = m_worker.get();
+    PolicyRunMailbox* mailbox = &m_policyMailbox;
+    post([worker, run, request, mailbox] { worker->runPolicies(run, request, *mailbox); });
+    return run;
+}
+
+void EngineClient::stopPolicyRun() {
+    m_worker->cancelPolicyRunsUpTo(m_lastPolicyRun);
+}
+
+void EngineClient::newChat() {
+    stop();
+    const int epoch = ++m_chatEpoch;
+    EngineWorker* worker = m_worker.get();
+    post([worker, epoch] { worker->startNewChat(epoch); });
+}
+
+qint64 EngineClient::generatedTokenCount() const {
+    return m_worker->generatedTokenCount();
+}
+
+void EngineClient::takeMailbox() {
+    const PolicyRunBatch policyBatch = m_policyMailbox.take();
+    if (!policyBatch.isEmpty()) emit policyBatchReady(policyBatch);
+    EngineBatch batch = m_mailbox.take();
+    // Pieces of a conversation the user has already left are not shown.
+    batch.pieces.removeIf(
+        [this](const StreamPiece& piece) { return piece.chatEpoch != m_chatEpoch; });
+    if (!batch.isEmpty()) emit batchReady(batch);
+}
+
+void EngineClient::onRequestDone() {
+    if (--m_requestsInFlight > 0) return;
+    m_refreshTimer.stop();
+    takeMailbox();
+}
+
+void EngineClient::onGenerationFinished(const GenerationReport& report) {
+    takeMailbox();
+    --m_generationsInFlight;
+    emit generationFinished(report);
+    if (m_generationsInFlight == 0) emit generatingChanged(false);
+}
+
+} // namespace sinkscope::ui

@@ -1,0 +1,86 @@
+// The GUI thread's handle on the engine: owns the engine thread and its EngineWorker, queues
+// requests to it, and takes the worker's mailbox at most ~30 times a second (batchReady). Every
+// worker signal is preceded by a final take, so a handler sees all the steps that came before it.
+// Destroying the client stops any generation, quits the thread and waits for it.
+#pragma once
+
+#include "worker/engine_types.h"
+#include "worker/policy_run.h"
+#include "worker/snapshot_mailbox.h"
+
+#include <QObject>
+#include <QThread>
+#include <QTimer>
+
+#include <memory>
+
+namespace sinkscope::ui {
+
+class EngineWorker;
+
+class EngineClient : public QObject {
+    Q_OBJECT
+public:
+    static constexpr int kRefreshIntervalMs = 33;
+
+    explicit EngineClient(QObject* parent = nullptr);
+    ~EngineClient() override;
+
+    // Loading stops a running generation first; the previous model stays on failure.
+    void openModel(const QString& path, bool installDefault = false);
+    void applySettings(const EngineSettings& settings);
+    void applyTools(const QString& compactJson);
+    // Queues a measurement of edited tools; only the latest request's answer is reported
+    // (toolsPreviewed).
+    void previewTools(const QString& compactJson);
+    // Queues one user turn; returns its ticket (generationFinished reports it).
+    quint64 send(const QString& text, const GenerationLimits& limits);
+    // Queues the result of the last call (JSON text); the assistant continues. Returns its ticket.
+    quint64 sendToolResult(const QString& resultJson, const GenerationLimits& limits);
+    // Stops the running generation within one token, and any still queued (and any policy run).
+    void stop();
+    // Queues the Policies tab's experiment; returns its run id (policyRunFinished reports it).
+    quint64 runPolicies(const PolicyRunRequest& request);
+    // Stops the running policy run within one position, and any still queued.
+    void stopPolicyRun();
+    // Stops, forgets the conversation and rebuilds the session with the same sinks.
+    void newChat();
+
+    bool isGenerating() const { return m_generationsInFlight > 0; }
+    bool isBusy() const { return m_requestsInFlight > 0; }
+    int chatEpoch() const { return m_chatEpoch; }
+    qint64 generatedTokenCount() const; // tokens sampled over the worker's life (thread-safe)
+
+signals:
+    void batchReady(const sinkscope::ui::EngineBatch& batch);
+    void modelLoaded(const sinkscope::ui::ModelInfo& info);
+    void loadFailed(const QString& message);
+    void sessionReady(const sinkscope::ui::SessionInfo& info);
+    void toolsPreviewed(const sinkscope::ui::ToolsPreview& preview);
+    void generationFinished(const sinkscope::ui::GenerationReport& report);
+    void errorOccurred(const QString& message);
+    void generatingChanged(bool generating);
+    void policyBatchReady(const sinkscope::ui::PolicyRunBatch& batch);
+    void policyRunFinished(const sinkscope::ui::PolicyRunReport& report);
+
+private:
+    template <typename Request> void post(Request request);
+    template <typename Turn> quint64 postTurn(Turn turn); // a generation: ticket, generating
+    void takeMailbox();
+    void onRequestDone();
+    void onGenerationFinished(const GenerationReport& report);
+
+    SnapshotMailbox m_mailbox;
+    PolicyRunMailbox m_policyMailbox;
+    QThread m_thread;
+    std::unique_ptr<EngineWorker> m_worker; // lives on m_thread; deleted after it stops
+    QTimer m_refreshTimer;
+    quint64 m_lastTicket = 0;
+    int m_requestsInFlight = 0;
+    int m_generationsInFlight = 0;
+    int m_chatEpoch = 0;
+    quint64 m_lastPolicyRun = 0;
+    quint64 m_lastPreview = 0; // the newest previewTools request
+};
+
+} // namespace sinkscope::ui

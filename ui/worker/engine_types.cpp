@@ -1,0 +1,73 @@
+#include "worker/engine_types.h"
+
+#include <QFileInfo>
+
+namespace sinkscope::ui {
+
+bool EngineSettings::sameSession(const EngineSettings& other) const {
+    return kvWindow == other.kvWindow && kvBits == other.kvBits && positions == other.positions &&
+           sinks == other.sinks && firstN == other.firstN && useModelHints == other.useModelHints &&
+           probe.enabled == other.probe.enabled && probe.layer == other.probe.layer &&
+           probe.head == other.probe.head;
+}
+
+bool EngineSettings::sameSampler(const EngineSettings& other) const {
+    return sampler.greedy == other.sampler.greedy &&
+           sampler.temperature == other.sampler.temperature && sampler.topK == other.sampler.topK &&
+           sampler.topP == other.sampler.topP && sampler.seed == other.sampler.seed;
+}
+
+QString ModelInfo::displayName() const {
+    return name.isEmpty() ? QFileInfo(path).fileName() : name;
+}
+
+qint64 StreamLayout::transcriptIndexOf(qint64 position) const {
+    return position < prefixLength ? -1 : position - prefixLength + transcriptBase;
+}
+
+qint64 StreamLayout::positionOf(qint64 transcriptIndex) const {
+    return transcriptIndex < transcriptBase ? -1 : transcriptIndex - transcriptBase + prefixLength;
+}
+
+QString stopReasonText(StopReason reason) {
+    switch (reason) {
+    case StopReason::EndOfText:
+        return QStringLiteral("end of text");
+    case StopReason::Newline:
+        return QStringLiteral("end of line");
+    case StopReason::MaxTokens:
+        return QStringLiteral("max tokens");
+    case StopReason::ToolCall:
+        return QStringLiteral("tool call");
+    case StopReason::Stopped:
+        return QStringLiteral("stopped");
+    case StopReason::Failed:
+        break;
+    }
+    return QStringLiteral("failed");
+}
+
+double GenerationReport::tokensPerSecond() const {
+    return decodeSeconds > 0 ? generatedTokens / decodeSeconds : 0.0;
+}
+
+double GenerationProgress::tokensPerSecond() const {
+    return seconds > 0 ? generatedTokens / seconds : 0.0;
+}
+
+bool EngineBatch::isEmpty() const {
+    return !sessionReset && snapshots.isEmpty() && pieces.isEmpty() && !hasProgress;
+}
+
+void registerEngineMetaTypes() {
+    qRegisterMetaType<StepSnapshot>();
+    qRegisterMetaType<EngineSettings>();
+    qRegisterMetaType<GenerationLimits>();
+    qRegisterMetaType<ModelInfo>();
+    qRegisterMetaType<SessionInfo>();
+    qRegisterMetaType<ToolsPreview>();
+    qRegisterMetaType<GenerationReport>();
+    qRegisterMetaType<EngineBatch>();
+}
+
+} // namespace sinkscope::ui

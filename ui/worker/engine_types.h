@@ -1,0 +1,192 @@
+// Value types that cross between the GUI thread and the engine worker. Plain copies: the GUI never
+// holds a pointer into engine memory.
+#pragma once
+
+#include "session/assistant_turn.h"
+#include "session/sampler.h"
+#include "session/session.h"
+#include "memory/snapshot.h"
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+namespace sinkscope::ui {
+
+// What the user sets about the engine. Cache fields rebuild the session when they change; sampler
+// fields only replace the sampler.
+struct EngineSettings {
+    int kvWindow = 256; // 0 = the budget window
+    int kvBits = 8;     // 8, 16 or 32
+    PositionMode positions = PositionMode::Absolute;
+    SinkMode sinks = SinkMode::ToolsAndBos;
+    int firstN = 4; // for SinkMode::FirstN
+    // A model's own suggested window and positions (its sinkscope.* metadata) replace kvWindow and
+    // positions, each where the model has one.
+    bool useModelHints = true;
+    AttentionProbe probe{true, -1, -1}; // layer/head -1 = the mean
+    SamplerOptions sampler;
+
+    bool sameSession(const EngineSettings& other) const; // no rebuild needed between the two
+    bool sameSampler(const EngineSettings& other) const;
+};
+
+// Per-reply limits, sent with each message.
+struct GenerationLimits {
+    int maxNewTokens = 128;
+    bool stopAtNewline = true;           // a reply in the plain layout ends at the end of its line
+    bool ignoreEos = false;              // free-running text past end-of-text, no tool calls
+    CallPolicy calls = CallPolicy::Auto; // whether the assistant may, must or must not call
+};
+
+struct ModelInfo {
+    QString path;
+    QString name;
+    QString architecture;
+    int nVocab = 0;
+    int nEmbd = 0;
+    int nLayer = 0;
+    int nHead = 0;
+    int nHeadKv = 0;
+    int headDim = 0;
+    int nCtxTrain = 0;
+    qint64 parameters = 0;
+    qint64 fileBytes = 0;
+    int suggestedKvWindow = 0;  // from the model's metadata; 0 = none
+    QString suggestedPositions; // "absolute", "streaming" or "" (none)
+
+    QString displayName() const; // the GGUF name, or the file name when it has none
+};
+
+// Where the conversation sits in the session's token stream: positions [0, prefixLength) hold BOS
+// and the sink block; position p >= prefixLength holds transcript token
+// p - prefixLength + transcriptBase (after a rebuild only the transcript's tail is re-prefilled).
+struct StreamLayout {
+    qint64 prefixLength = 0;
+    qint64 transcriptBase = 0;
+
+    qint64 transcriptIndexOf(qint64 position) const; // -1 inside the prefix
+    qint64 positionOf(qint64 transcriptIndex) const; // -1 when no longer in the stream
+};
+
+// One pinned tool's tokens: positions [begin, end) of the tool block, which with tools+BOS sinks
+// are also its sink slots.
+struct ToolSpan {
+    QString name;
+    qint64 begin = 0;
+    qint64 end = 0;
+    qint64 count() const { return end - begin; }
+};
+
+// The KV bytes of the tool block's sinks and the window, against the budget (engine SinkBudget).
+struct SinkBudgetInfo {
+    int sinkSlots = 0;
+    qint64 window = 0;
+    qint64 bytesPerPosition = 0;
+    qint64 kvBytes = 0;
+    qint64 budgetBytes = 0;
+    bool overBudget = false;
+};
+
+// What edited tools would pin, measured before Apply (the tools tab's preview).
+struct ToolsPreview {
+    quint64 ticket = 0;
+    QString compactJson; // the tools measured
+    int sinksUsed = 0;   // BOS and the block's tokens
+    QList<ToolSpan> toolSpans;
+    SinkBudgetInfo sinkBudget;
+};
+
+// A session as built by the worker, and why it was (re)built.
+struct SessionInfo {
+    QString reason;            // "Model loaded", "Tools applied", "Settings changed", "New chat"
+    double seconds = 0;        // time taken to build and re-prefill
+    int reprefilledTokens = 0; // transcript tokens fed again after the prefix
+    StreamLayout layout;
+    QStringList prefixPieces; // [prefixLength] the text of each prefix token (BOS shown as <s>)
+    EngineSettings settings;
+    qint64 effectiveWindow = 0;
+    PositionMode positions = PositionMode::Absolute; // in force (the model's or the settings')
+    qint64 budgetWindow = 0;
+    int sinkSlots = 0;
+    int sinksUsed = 0;
+    qint64 bytesAllocated = 0;
+    qint64 budgetBytes = 0;
+    int chatEpoch = 0;
+    QString chatLayout;        // "needle", "chatml" or "plain"
+    QList<ToolSpan> toolSpans; // in declaration order
+    SinkBudgetInfo sinkBudget;
+    qint64 transcriptTokens = 0; // the whole conversation, kept
+    bool retokenized = false;    // another model: the transcript's tokens were made anew
+};
+
+enum class StopReason { EndOfText, Newline, MaxTokens, ToolCall, Stopped, Failed };
+
+QString stopReasonText(StopReason reason);
+
+// One call of a reply, for its card: arguments as compact JSON, and how the attention of its
+// tokens spread over the pinned tools (tool_calls.h: CallAttribution).
+struct ToolCallView {
+    QString name;
+    QString argumentsJson;
+    QList<QPair<QString, double>> toolShares; // [declared tools] (tool, share)
+    double otherShare = 0;
+    bool attributed = false; // measured (the attention probe was on)
+};
+
+struct GenerationReport {
+    quint64 ticket = 0;
+    bool toolResultTurn = false; // the turn answered a tool result instead of a user message
+    StopReason reason = StopReason::Failed;
+    int promptTokens = 0;
+    int generatedTokens = 0;
+    double prefillSeconds = 0;
+    double decodeSeconds = 0;
+    qint64 tokensSeen = 0;
+    qint64 evictions = 0;
+    QList<ToolCallView> calls;
+    double confidence = 0; // of the call (or of the text), tool_calls.h
+    QString callError;     // a call that did not parse or validate
+
+    double tokensPerSecond() const; // decode speed; 0 when nothing was generated
+};
+
+// The text of one token fed to the session as part of the conversation.
+struct StreamPiece {
+    qint64 transcriptIndex = 0;
+    QString text;           // may be empty: a partial UTF-8 character completes in a later piece
+    bool generated = false; // sampled (false: the user's turn)
+    int chatEpoch = 0;
+};
+
+struct GenerationProgress {
+    int generatedTokens = 0;
+    double seconds = 0;
+    double tokensPerSecond() const;
+};
+
+// What the GUI takes from the worker at each refresh: everything posted since the last one.
+struct EngineBatch {
+    bool sessionReset = false;     // a new session started: earlier snapshots belong to the old one
+    StreamLayout layout;           // valid when sessionReset
+    QList<StepSnapshot> snapshots; // the newest ones, oldest first (older ones may be dropped)
+    QList<StreamPiece> pieces;     // every piece, in order
+    bool hasProgress = false;
+    GenerationProgress progress;
+
+    bool isEmpty() const;
+};
+
+void registerEngineMetaTypes();
+
+} // namespace sinkscope::ui
+
+Q_DECLARE_METATYPE(sinkscope::StepSnapshot)
+Q_DECLARE_METATYPE(sinkscope::ui::EngineSettings)
+Q_DECLARE_METATYPE(sinkscope::ui::GenerationLimits)
+Q_DECLARE_METATYPE(sinkscope::ui::ModelInfo)
+Q_DECLARE_METATYPE(sinkscope::ui::SessionInfo)
+Q_DECLARE_METATYPE(sinkscope::ui::ToolsPreview)
+Q_DECLARE_METATYPE(sinkscope::ui::GenerationReport)
+Q_DECLARE_METATYPE(sinkscope::ui::EngineBatch)

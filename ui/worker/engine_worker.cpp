@@ -1,0 +1,482 @@
+#include "worker/engine_worker.h"
+
+#include "memory/budget.h"
+#include "worker/default_model.h"
+#include "worker/display_text.h"
+#include "session/session_defaults.h"
+#include "worker/snapshot_mailbox.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QThread>
+
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+namespace sinkscope::ui {
+
+namespace {
+
+// The model code runs on the engine thread only; the GUI thread must never wait on it.
+void assertEngineThread() {
+    Q_ASSERT(QThread::currentThread() != QCoreApplication::instance()->thread());
+}
+
+// Emits requestDone() however the request ends.
+class RequestScope {
+public:
+    explicit RequestScope(EngineWorker& worker) : m_worker(worker) {}
+    ~RequestScope() { emit m_worker.requestDone(); }
+    RequestScope(const RequestScope&) = delete;
+    RequestScope& operator=(const RequestScope&) = delete;
+
+private:
+    EngineWorker& m_worker;
+};
+
+SessionOptions sessionOptionsFor(const ModelConfig& config, const EngineSettings& settings) {
+    SessionOptions options = defaultSessionOptions(config);
+    if (!settings.useModelHints || config.suggestedKvWindow <= 0)
+        options.kvWindow = settings.kvWindow;
+    if (!settings.useModelHints || config.suggestedPositionMode.empty())
+        options.positions = settings.positions;
+    options.kvBits = settings.kvBits;
+    options.sinks = settings.sinks;
+    options.firstN = settings.firstN;
+    options.probe = settings.probe;
+    // A probe set for a bigger model falls back to the mean rather than failing the session.
+    if (options.probe.layer >= config.nLayer) options.probe.layer = -1;
+    if (options.probe.head >= config.nHead) options.probe.head = -1;
+    return options;
+}
+
+ModelInfo modelInfoFor(const Model& model, const QString& path) {
+    const ModelConfig& config = model.config();
+    ModelInfo info;
+    info.path = path;
+    info.name = QString::fromStdString(config.name);
+    info.architecture = QString::fromStdString(config.architecture);
+    info.nVocab = config.nVocab;
+    info.nEmbd = config.nEmbd;
+    info.nLayer = config.nLayer;
+    info.nHead = config.nHead;
+    info.nHeadKv = config.nHeadKv;
+    info.headDim = config.headDim;
+    info.nCtxTrain = config.nCtxTrain;
+    info.parameters = model.parameterCount();
+    info.fileBytes = QFileInfo(path).size();
+    info.suggestedKvWindow = config.suggestedKvWindow;
+    info.suggestedPositions = QString::fromStdString(config.suggestedPositionMode);
+    return info;
+}
+
+// The tool block's text token by token (BOS and markers written out), decoding UTF-8 across
+// token boundaries.
+QStringList piecesOf(const Tokenizer& tokenizer, const std::vector<int32_t>& tokens) {
+    QStringList pieces;
+    QStringDecoder decoder(QStringDecoder::Utf8);
+    for (const int32_t token : tokens) {
+        const std::string piece = tokenizer.piece(token, true);
+        pieces << decoder.decode(QByteArrayView(piece.data(), qsizetype(piece.size())));
+    }
+    return pieces;
+}
+
+ToolsParseResult parseToolsText(const QString& json) {
+    const QByteArray utf8 = json.toUtf8();
+    return parseTools(std::string_view(utf8.constData(), size_t(utf8.size())));
+}
+
+QList<ToolSpan> toolSpansOf(const ToolBlock& block) {
+    QList<ToolSpan> spans;
+    for (const ToolTokenRange& range : block.tools)
+        spans.append({QString::fromStdString(range.name), range.begin, range.end});
+    return spans;
+}
+
+SinkBudgetInfo sinkBudgetInfo(const SinkBudget& budget) {
+    return SinkBudgetInfo{budget.sinkSlots, budget.window,      budget.bytesPerPosition,
+                          budget.kvBytes,   budget.budgetBytes, budget.overBudget};
+}
+
+QString compactJsonText(const nlohmann::ordered_json& value) {
+    return QString::fromStdString(
+        value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+}
+
+QList<ToolCallView> callViewsOf(const ToolResponse& response) {
+    QList<ToolCallView> views;
+    for (size_t i = 0; i < response.functionCalls.size(); ++i) {
+        const FunctionCall& call = response.functionCalls[i];
+        ToolCallView view;
+        view.name = QString::fromStdString(call.name);
+        view.argumentsJson = compactJsonText(call.arguments);
+        if (i < response.attribution.size()) {
+            const CallAttribution& attribution = response.attribution[i];
+            for (const ToolShare& share : attribution.tools)
+                view.toolShares.append({QString::fromStdString(share.tool), share.share});
+            view.otherShare = attribution.other;
+            view.attributed = true;
+        }
+        views.append(view);
+    }
+    return views;
+}
+
+// With ignoreEos the reply is free-running text (no calls): the window can be watched sliding.
+RespondOptions respondOptionsFor(const EngineSettings& settings, const GenerationLimits& limits) {
+    RespondOptions options;
+    options.sampler = settings.sampler;
+    options.calls = limits.ignoreEos ? CallPolicy::None : limits.calls;
+    options.maxTokens = limits.maxNewTokens;
+    options.ignoreEndOfText = limits.ignoreEos;
+    return options;
+}
+
+} // namespace
+
+EngineWorker::EngineWorker(SnapshotMailbox& mailbox, QObject* parent)
+    : QObject(parent), m_mailbox(mailbox) {}
+
+EngineWorker::~EngineWorker() {
+    m_chat.reset(); // before the model it refers to
+}
+
+void EngineWorker::cancelGenerationsUpTo(quint64 ticket) {
+    quint64 current = m_cancelledTicket.load();
+    while (current < ticket && !m_cancelledTicket.compare_exchange_weak(current, ticket)) {
+    }
+}
+
+void EngineWorker::shutDown() {
+    m_shutDown.store(true);
+}
+
+void EngineWorker::cancelPolicyRunsUpTo(quint64 run) {
+    quint64 current = m_cancelledPolicyRun.load();
+    while (current < run && !m_cancelledPolicyRun.compare_exchange_weak(current, run)) {
+    }
+}
+
+void EngineWorker::runPolicies(quint64 run, const PolicyRunRequest& request,
+                               PolicyRunMailbox& mailbox) {
+    const RequestScope scope(*this);
+    assertEngineThread();
+    const auto cancelled = [this, run] {
+        return m_shutDown.load() || run <= m_cancelledPolicyRun.load();
+    };
+    PolicyRunReport report;
+    report.run = run;
+    if (cancelled())
+        report.state = PolicyRunState::Stopped;
+    else if (!m_model)
+        report.error = QStringLiteral("no model is loaded");
+    else
+        report = sinkscope::ui::runPolicies(*m_model, run, request, mailbox, cancelled);
+    emit policyRunFinished(report);
+}
+
+bool EngineWorker::isCancelled(quint64 ticket) const {
+    return m_shutDown.load() || ticket <= m_cancelledTicket.load();
+}
+
+void EngineWorker::openModel(const QString& path, bool installDefault) {
+    const RequestScope scope(*this);
+    if (m_shutDown.load()) return;
+    assertEngineThread();
+    try {
+        std::unique_ptr<Model> model = loadModelFile(path, installDefault);
+        if (!model) return;
+        // Another vocabulary: the conversation's turns are rendered and tokenised anew.
+        std::span<const Turn> earlier;
+        if (m_chat) earlier = m_chat->conversation().turns();
+        QList<StepSnapshot> snapshots;
+        std::unique_ptr<ToolChat> chat = buildChat(*model, m_settings, earlier, snapshots);
+        if (m_shutDown.load()) return;
+        m_streamDecoder.resetState();
+        m_chat = std::move(chat); // the old chat goes before the old model it refers to
+        m_model = std::move(model);
+        emit modelLoaded(modelInfoFor(*m_model, path));
+        commitSession(std::move(snapshots), QStringLiteral("Model loaded"), !earlier.empty());
+    } catch (...) {
+        emit loadFailed(
+            QStringLiteral("Could not open %1: %2")
+                .arg(QFileInfo(path).fileName(), exceptionText(std::current_exception())));
+    }
+}
+
+std::unique_ptr<Model> EngineWorker::loadModelFile(const QString& path, bool installDefault) {
+    if (QString installError; installDefault && !installDefaultModel(path, installError)) {
+        emit loadFailed(
+            QStringLiteral("Could not install the built-in model: %1").arg(installError));
+        return nullptr;
+    }
+    std::string error;
+    std::unique_ptr<Model> model = Model::load(QFile::encodeName(path).toStdString(), error);
+    if (!model)
+        emit loadFailed(QStringLiteral("Could not open %1: %2")
+                            .arg(QFileInfo(path).fileName(), QString::fromStdString(error)));
+    return model;
+}
+
+SessionOptions EngineWorker::sessionOptions(const Model& model,
+                                            const EngineSettings& settings) const {
+    return sessionOptionsFor(model.config(), settings);
+}
+
+StepCallback EngineWorker::snapshotCollector(QList<StepSnapshot>& snapshots) const {
+    const qsizetype cap = m_mailbox.snapshotCap();
+    return [this, &snapshots, cap](const StepSnapshot& step) {
+        snapshots.append(step);
+        if (snapshots.size() > cap) snapshots.removeFirst();
+        return !m_shutDown.load();
+    };
+}
+
+std::unique_ptr<ToolChat> EngineWorker::buildChat(const Model& model,
+                                                  const EngineSettings& settings,
+                                                  std::span<const Turn> earlier,
+                                                  QList<StepSnapshot>& rebuild) const {
+    assertEngineThread();
+    return std::make_unique<ToolChat>(model, sessionOptions(model, settings), m_tools,
+                                      std::string(), earlier, snapshotCollector(rebuild));
+}
+
+void EngineWorker::commitSession(QList<StepSnapshot> snapshots, const QString& reason,
+                                 bool retokenized) {
+    const Session& session = m_chat->session();
+    const RebuildReport& rebuild = m_chat->lastRebuild();
+    SessionInfo info;
+    info.reason = reason;
+    info.seconds = rebuild.seconds;
+    info.reprefilledTokens = rebuild.replayedTokens;
+    info.layout.prefixLength = qint64(m_chat->toolBlock().tokens.size());
+    info.layout.transcriptBase = qint64(rebuild.transcriptTokens - rebuild.replayedTokens);
+    info.prefixPieces = piecesOf(m_model->tokenizer(), m_chat->toolBlock().tokens);
+    info.settings = m_settings;
+    info.settings.probe = session.options().probe;
+    info.effectiveWindow = session.effectiveWindow();
+    info.positions = session.options().positions;
+    info.budgetWindow = session.budgetWindow();
+    info.sinkSlots = session.cache().shape().sinkSlots;
+    info.sinksUsed = session.cache().sinksUsed();
+    info.bytesAllocated = session.cache().bytesAllocated();
+    info.budgetBytes = kKvBudgetBytes;
+    info.chatEpoch = m_chatEpoch;
+    info.chatLayout = QString::fromLatin1(chatLayoutName(m_chat->chatTemplate().layout()));
+    info.toolSpans = toolSpansOf(m_chat->toolBlock());
+    info.sinkBudget = sinkBudgetInfo(m_chat->budget());
+    info.transcriptTokens = rebuild.transcriptTokens;
+    info.retokenized = retokenized;
+    m_mailbox.postSessionReset(info.layout, std::move(snapshots));
+    emit sessionReady(info);
+}
+
+void EngineWorker::applySettings(const EngineSettings& settings) {
+    const RequestScope scope(*this);
+    if (m_shutDown.load()) return;
+    if (!m_chat || settings.sameSession(m_settings)) {
+        m_settings = settings; // sampler settings apply from the next turn on
+        return;
+    }
+    try {
+        QList<StepSnapshot> snapshots;
+        m_chat->rebuild(sessionOptions(*m_model, settings), snapshotCollector(snapshots));
+        if (m_shutDown.load()) return;
+        m_settings = settings;
+        commitSession(std::move(snapshots), QStringLiteral("Settings changed"));
+    } catch (...) {
+        emit errorOccurred(QStringLiteral("Settings not applied: %1")
+                               .arg(exceptionText(std::current_exception())));
+    }
+}
+
+void EngineWorker::applyTools(const QString& compactJson) {
+    const RequestScope scope(*this);
+    if (m_shutDown.load()) return;
+    ToolsParseResult parsed = parseToolsText(compactJson);
+    if (!parsed.ok()) {
+        emit errorOccurred(QStringLiteral("Tools not applied: %1")
+                               .arg(QString::fromStdString(parsed.errorSummary())));
+        return;
+    }
+    if (!m_chat) {
+        m_tools = std::move(*parsed.tools);
+        return;
+    }
+    try {
+        QList<StepSnapshot> snapshots;
+        m_chat->replaceTools(*parsed.tools, std::string(), snapshotCollector(snapshots));
+        if (m_shutDown.load()) return;
+        m_tools = std::move(*parsed.tools);
+        commitSession(std::move(snapshots), QStringLiteral("Tools applied"));
+    } catch (...) {
+        emit errorOccurred(
+            QStringLiteral("Tools not applied: %1").arg(exceptionText(std::current_exception())));
+    }
+}
+
+void EngineWorker::previewTools(quint64 ticket, const QString& compactJson) {
+    const RequestScope scope(*this);
+    if (m_shutDown.load() || !m_chat) return;
+    const ToolsParseResult parsed = parseToolsText(compactJson);
+    if (!parsed.ok()) return; // the editor reports the error on Apply
+    try {
+        const ToolBlock block = m_chat->chatTemplate().toolBlock(*parsed.tools);
+        ToolsPreview preview;
+        preview.ticket = ticket;
+        preview.compactJson = compactJson;
+        preview.sinksUsed = int(block.tokens.size());
+        preview.toolSpans = toolSpansOf(block);
+        preview.sinkBudget =
+            sinkBudgetInfo(sinkBudget(m_model->config(), m_chat->session().options(), block));
+        emit toolsPreviewed(preview);
+    } catch (...) {
+        // A block that cannot be rendered fails the same way on Apply, which reports it.
+    }
+}
+
+void EngineWorker::startNewChat(int chatEpoch) {
+    const RequestScope scope(*this);
+    if (m_shutDown.load()) return;
+    m_chatEpoch = chatEpoch;
+    m_streamDecoder.resetState();
+    if (!m_model) return;
+    try {
+        QList<StepSnapshot> snapshots;
+        std::unique_ptr<ToolChat> chat = buildChat(*m_model, m_settings, {}, snapshots);
+        if (m_shutDown.load()) return;
+        m_chat = std::move(chat);
+        commitSession(std::move(snapshots), QStringLiteral("New chat"));
+    } catch (...) {
+        emit errorOccurred(
+            QStringLiteral("New chat failed: %1").arg(exceptionText(std::current_exception())));
+    }
+}
+
+void EngineWorker::generate(quint64 ticket, const QString& userText,
+                            const GenerationLimits& limits) {
+    const std::string text = userText.trimmed().toStdString();
+    runTurn(ticket, userText, limits, [&](const StepCallback& watch, GenerationReport& report) {
+        const ToolResponse response =
+            m_chat->ask(text, respondOptionsFor(m_settings, limits), watch);
+        return reportReply(response, limits, report);
+    });
+}
+
+void EngineWorker::sendToolResult(quint64 ticket, const QString& resultJson,
+                                  const GenerationLimits& limits) {
+    const QByteArray bytes = resultJson.toUtf8();
+    runTurn(ticket, resultJson, limits, [&](const StepCallback& watch, GenerationReport& report) {
+        const JsonDocument result =
+            parseJsonDocument(std::string_view(bytes.constData(), size_t(bytes.size())));
+        if (result.syntaxError)
+            throw std::invalid_argument("The tool result is not JSON: " +
+                                        result.syntaxError->text());
+        report.toolResultTurn = true;
+        const ToolResponse response =
+            m_chat->sendToolResult(result.value, respondOptionsFor(m_settings, limits), watch);
+        return reportReply(response, limits, report);
+    });
+}
+
+StopReason EngineWorker::reportReply(const ToolResponse& response, const GenerationLimits& limits,
+                                     GenerationReport& report) const {
+    report.calls = callViewsOf(response);
+    report.confidence = response.confidence;
+    report.callError = QString::fromStdString(response.error);
+    if (response.type == ResponseType::Call) return StopReason::ToolCall;
+    return m_turnGenerated >= limits.maxNewTokens ? StopReason::MaxTokens : StopReason::EndOfText;
+}
+
+// Everything but the turn itself: the checks, the step watcher, the report and its counts.
+void EngineWorker::runTurn(quint64 ticket, const QString& text, const GenerationLimits& limits,
+                           const TurnRunner& turn) {
+    const RequestScope scope(*this);
+    GenerationReport report;
+    report.ticket = ticket;
+    if (isCancelled(ticket)) {
+        report.reason = StopReason::Stopped;
+        emit generationFinished(report);
+        return;
+    }
+    if (!m_chat) {
+        emit errorOccurred(QStringLiteral("No model is loaded."));
+        emit generationFinished(report);
+        return;
+    }
+    if (text.trimmed().isEmpty()) {
+        emit errorOccurred(QStringLiteral("Nothing to send: the message is empty."));
+        emit generationFinished(report);
+        return;
+    }
+    assertEngineThread();
+    m_turnBase = qint64(m_chat->conversation().tokenCount());
+    m_turnTokens = 0;
+    m_turnGenerated = 0;
+    m_decodeClock.start();
+    std::optional<StopReason> stoppedBy;
+    const StepCallback watch = [&](const StepSnapshot& step) {
+        StopReason reason = StopReason::Stopped;
+        if (recordStep(step, ticket, limits, reason)) return true;
+        stoppedBy = reason;
+        return false;
+    };
+    try {
+        const StopReason ended = turn(watch, report);
+        report.reason = stoppedBy.value_or(ended);
+        const TurnTiming& timing = m_chat->lastTurn();
+        report.promptTokens = timing.promptTokens;
+        report.prefillSeconds = timing.prefillSeconds;
+        report.decodeSeconds = timing.decodeSeconds;
+    } catch (...) {
+        report.reason = StopReason::Failed;
+        emit errorOccurred(
+            QStringLiteral("Generation failed: %1").arg(exceptionText(std::current_exception())));
+    }
+    report.generatedTokens = m_turnGenerated;
+    report.tokensSeen = m_chat->session().position();
+    report.evictions = m_chat->session().cache().evictions();
+    emit generationFinished(report);
+}
+
+// `step.generated`: the assistant's turn wrote it, forced tokens included (assistant_turn.h).
+bool EngineWorker::recordStep(const StepSnapshot& step, quint64 ticket,
+                              const GenerationLimits& limits, StopReason& stopReason) {
+    const bool assistant = step.generated;
+    const std::string piece = m_model->tokenizer().piece(step.queryToken, true);
+    StreamPiece streamed;
+    streamed.transcriptIndex = m_turnBase + m_turnTokens++;
+    streamed.text = m_streamDecoder.decode(QByteArrayView(piece.data(), qsizetype(piece.size())));
+    streamed.generated = assistant;
+    streamed.chatEpoch = m_chatEpoch;
+    m_mailbox.postPiece(std::move(streamed));
+    m_mailbox.postSnapshot(step);
+
+    if (assistant) {
+        ++m_generatedTokens;
+        ++m_turnGenerated;
+        m_mailbox.postProgress({m_turnGenerated, m_decodeClock.nsecsElapsed() / 1e9});
+    } else {
+        m_decodeClock.restart();
+    }
+    if (isCancelled(ticket)) {
+        stopReason = StopReason::Stopped;
+        return false;
+    }
+    // Only the plain layout (and free-running text) has no marker that ends a reply.
+    const bool endsAtNewline =
+        limits.ignoreEos || m_chat->chatTemplate().layout() == ChatLayout::Plain;
+    if (assistant && limits.stopAtNewline && endsAtNewline &&
+        piece.find('\n') != std::string::npos) {
+        stopReason = StopReason::Newline;
+        return false;
+    }
+    return true;
+}
+
+} // namespace sinkscope::ui

@@ -1,0 +1,109 @@
+// The one object that touches the model: it owns the Model and the chat with tools pinned as
+// sinks (ToolChat) on the engine thread, takes requests as queued calls, posts step snapshots
+// and stream pieces to a SnapshotMailbox, and reports the rest as value-type signals. Engine
+// exceptions become errorOccurred / loadFailed. The conversation survives new settings, new tools
+// and another model; only New chat forgets it.
+#pragma once
+
+#include "worker/engine_types.h"
+#include "model/model.h"
+#include "worker/policy_run.h"
+#include "session/tool_chat.h"
+#include "tools/tool_schema.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QStringDecoder>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <span>
+
+namespace sinkscope::ui {
+
+class SnapshotMailbox;
+
+class EngineWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineWorker(SnapshotMailbox& mailbox, QObject* parent = nullptr);
+    ~EngineWorker() override;
+
+    // Thread-safe (atomics only), for the GUI thread while a request runs here.
+    void cancelGenerationsUpTo(quint64 ticket); // generations with ticket <= this stop at once
+    void shutDown();                            // every running and queued request ends early
+    void cancelPolicyRunsUpTo(quint64 run);     // policy runs with run <= this stop at once
+    qint64 generatedTokenCount() const { return m_generatedTokens.load(); }
+
+    // Requests: run on the engine thread, in the order they were queued. Each ends with
+    // requestDone().
+    void openModel(const QString& path, bool installDefault);
+    void applySettings(const sinkscope::ui::EngineSettings& settings);
+    void applyTools(const QString& compactJson);
+    // Measures what `compactJson` would pin with the current model and settings; nothing changes.
+    void previewTools(quint64 ticket, const QString& compactJson);
+    void generate(quint64 ticket, const QString& userText,
+                  const sinkscope::ui::GenerationLimits& limits);
+    // The result of the last call, as JSON text: the assistant continues from it.
+    void sendToolResult(quint64 ticket, const QString& resultJson,
+                        const sinkscope::ui::GenerationLimits& limits);
+    void startNewChat(int chatEpoch);
+    // The Policies tab's experiment on the current model; ends with policyRunFinished().
+    void runPolicies(quint64 run, const sinkscope::ui::PolicyRunRequest& request,
+                     sinkscope::ui::PolicyRunMailbox& mailbox);
+
+signals:
+    void modelLoaded(const sinkscope::ui::ModelInfo& info);
+    void loadFailed(const QString& message);
+    void sessionReady(const sinkscope::ui::SessionInfo& info);
+    void toolsPreviewed(const sinkscope::ui::ToolsPreview& preview);
+    void generationFinished(const sinkscope::ui::GenerationReport& report);
+    void errorOccurred(const QString& message);
+    void policyRunFinished(const sinkscope::ui::PolicyRunReport& report);
+    void requestDone();
+
+private:
+    // A turn of the chat; `watch` sees each step. Returns why it ended when no step stopped it.
+    using TurnRunner =
+        std::function<StopReason(const StepCallback& watch, GenerationReport& report)>;
+
+    bool isCancelled(quint64 ticket) const;
+    std::unique_ptr<Model> loadModelFile(const QString& path, bool installDefault);
+    SessionOptions sessionOptions(const Model& model, const EngineSettings& settings) const;
+    // A chat on `model` continuing `earlier`'s turns; `rebuild` collects its snapshots.
+    std::unique_ptr<ToolChat> buildChat(const Model& model, const EngineSettings& settings,
+                                        std::span<const Turn> earlier,
+                                        QList<StepSnapshot>& rebuild) const;
+    StepCallback snapshotCollector(QList<StepSnapshot>& snapshots) const;
+    // Reports the session m_chat now holds; `snapshots` are its rebuild's newest steps.
+    void commitSession(QList<StepSnapshot> snapshots, const QString& reason,
+                       bool retokenized = false);
+    // Runs `turn` unless cancelled, without a model or with empty `text`; reports it.
+    void runTurn(quint64 ticket, const QString& text, const GenerationLimits& limits,
+                 const TurnRunner& turn);
+    // Fills the report's call views; returns why the reply ended when no step stopped it.
+    StopReason reportReply(const ToolResponse& response, const GenerationLimits& limits,
+                           GenerationReport& report) const;
+    bool recordStep(const StepSnapshot& step, quint64 ticket, const GenerationLimits& limits,
+                    StopReason& stopReason);
+
+    SnapshotMailbox& m_mailbox;
+    std::unique_ptr<Model> m_model;   // declared before the chat: outlives it
+    std::unique_ptr<ToolChat> m_chat; // refers to *m_model
+    EngineSettings m_settings;
+    ToolSet m_tools; // the tools in force, also before any model is loaded
+    int m_chatEpoch = 0;
+    QStringDecoder m_streamDecoder{QStringDecoder::Utf8}; // pieces may split UTF-8 characters
+    qint64 m_turnBase = 0;       // the transcript index of the current turn's first token
+    qint64 m_turnTokens = 0;     // tokens of the current turn fed so far
+    int m_turnGenerated = 0;     // tokens of the current reply written so far
+    QElapsedTimer m_decodeClock; // since the prompt's last token
+
+    std::atomic<quint64> m_cancelledTicket{0};
+    std::atomic<bool> m_shutDown{false};
+    std::atomic<quint64> m_cancelledPolicyRun{0};
+    std::atomic<qint64> m_generatedTokens{0}; // over the worker's life
+};
+
+} // namespace sinkscope::ui
