@@ -1,6 +1,7 @@
 #include "eval/tool_eval.h"
 
 #include "session/tool_chat.h"
+#include "tools/value_validation.h"
 
 #include <algorithm>
 

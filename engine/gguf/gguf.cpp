@@ -2,18 +2,11 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <cstring>
 #include <new>
 #include <numeric>
 #include <stdexcept>
 #include <unordered_set>
-
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <unistd.h>
 
 namespace sinkscope {
 
@@ -303,213 +296,6 @@ uint64_t checkedByteSize(const Cursor& cursor, const GgufTensorInfo& tensor) {
 
 } // namespace
 
-const char* ggufValueTypeName(GgufValueType type) {
-    switch (type) {
-    case GgufValueType::Uint8:
-        return "uint8";
-    case GgufValueType::Int8:
-        return "int8";
-    case GgufValueType::Uint16:
-        return "uint16";
-    case GgufValueType::Int16:
-        return "int16";
-    case GgufValueType::Uint32:
-        return "uint32";
-    case GgufValueType::Int32:
-        return "int32";
-    case GgufValueType::Float32:
-        return "float32";
-    case GgufValueType::Bool:
-        return "bool";
-    case GgufValueType::String:
-        return "string";
-    case GgufValueType::Array:
-        return "array";
-    case GgufValueType::Uint64:
-        return "uint64";
-    case GgufValueType::Int64:
-        return "int64";
-    case GgufValueType::Float64:
-        return "float64";
-    }
-    return "unknown";
-}
-
-std::optional<int64_t> GgufValue::asInt() const {
-    if (const auto* value = std::get_if<int64_t>(&m_storage)) return *value;
-    if (const auto* value = std::get_if<uint64_t>(&m_storage))
-        if (*value <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(*value);
-    return std::nullopt;
-}
-
-std::optional<double> GgufValue::asFloat() const {
-    if (const auto* value = std::get_if<double>(&m_storage)) return *value;
-    return std::nullopt;
-}
-
-std::optional<bool> GgufValue::asBool() const {
-    if (const auto* value = std::get_if<bool>(&m_storage)) return *value;
-    return std::nullopt;
-}
-
-const std::string* GgufValue::asString() const {
-    return std::get_if<std::string>(&m_storage);
-}
-
-const std::vector<int64_t>* GgufValue::asIntArray() const {
-    return std::get_if<std::vector<int64_t>>(&m_storage);
-}
-
-const std::vector<double>* GgufValue::asFloatArray() const {
-    return std::get_if<std::vector<double>>(&m_storage);
-}
-
-const std::vector<std::string>* GgufValue::asStringArray() const {
-    return std::get_if<std::vector<std::string>>(&m_storage);
-}
-
-size_t GgufValue::arraySize() const {
-    return std::visit(
-        [](const auto& value) -> size_t {
-            using T = std::decay_t<decltype(value)>;
-            if constexpr (requires { value.size(); } && !std::is_same_v<T, std::string>)
-                return value.size();
-            else
-                return 0;
-        },
-        m_storage);
-}
-
-// Mapped or copied: what happens when the file changes on disk while a model uses it.
-//
-// A mapping (MAP_PRIVATE, read-only) costs no copy and shares the page cache, but it does not
-// freeze the file: if another process truncates it, touching a page past the new end raises
-// SIGBUS and kills the process (no error can be returned: the fault happens inside the forward
-// pass, on any F32 weight used in place); if another process rewrites it in place, the model may
-// see the new bytes. Replacing the file by rename (how editors and downloaders save) is safe: the
-// mapping keeps the old inode alive. Tensors stored as F16/Q8_0/Q4_0 are dequantized at load, and
-// the metadata and tokenizer are copied, so after load only F32 weights still read the mapping.
-//
-// A copy (read() into memory) cannot be reached by later changes at all; the file may even be
-// deleted or truncated at once. It costs the file's size in memory, once.
-//
-// Automatic copies where files change or vanish under a mapping without warning: network
-// filesystems (another machine writes the file, or the link drops) and FUSE (sshfs and the desktop
-// SMB/NFS mounts), plus FAT/exFAT, which on Linux almost always means removable media that can
-// be pulled out. Everything else (ext4, xfs, btrfs, tmpfs, overlay, ...) is mapped. Detection is by
-// statfs f_type; a filesystem it does not know is treated as local.
-namespace {
-
-// statfs f_type magic numbers (linux/magic.h and the filesystems' own sources).
-constexpr uint32_t kCopiedFilesystems[] = {
-    0x6969,     // NFS
-    0x517B,     // SMB (smbfs)
-    0xFF534D42, // CIFS
-    0xFE534D42, // SMB2 (cifs.ko with SMB2+)
-    0x65735546, // FUSE (sshfs, gvfs, rclone, ...)
-    0x00C36400, // Ceph
-    0x5346414F, // AFS (OpenAFS)
-    0x6B414653, // AFS (kAFS)
-    0x01021997, // 9p (v9fs)
-    0x564C,     // NCP
-    0x0BD00BD0, // Lustre
-    0x47504653, // GPFS
-    0x4D44,     // FAT (msdos, vfat)
-    0x2011BAB0, // exFAT
-};
-
-bool needsCopy(int fd) {
-    struct statfs info {};
-    if (::fstatfs(fd, &info) != 0) return false;
-    const auto type = static_cast<uint32_t>(info.f_type);
-    return std::find(std::begin(kCopiedFilesystems), std::end(kCopiedFilesystems), type) !=
-           std::end(kCopiedFilesystems);
-}
-
-// The file's bytes, read from the start: up to `size`, fewer when it shrank meanwhile (parse()
-// then reports the truncation). False with a message when read() fails or memory runs out.
-bool readFileBytes(int fd, const std::string& path, uint64_t size, std::vector<uint8_t>& bytes,
-                   std::string& error) {
-    try {
-        bytes.resize(size);
-    } catch (const std::bad_alloc&) {
-        error = "cannot read " + path + ": not enough memory to copy its " + std::to_string(size) +
-                " bytes";
-        return false;
-    }
-    uint64_t done = 0;
-    while (done < size) {
-        const ssize_t count =
-            ::pread(fd, bytes.data() + done, size - done, static_cast<off_t>(done));
-        if (count < 0 && errno == EINTR) continue;
-        if (count < 0) {
-            error = "cannot read " + path + ": " + std::strerror(errno);
-            return false;
-        }
-        if (count == 0) break;
-        done += static_cast<uint64_t>(count);
-    }
-    bytes.resize(done);
-    return true;
-}
-
-} // namespace
-
-std::unique_ptr<GgufFile> GgufFile::open(const std::string& path, std::string& error,
-                                         GgufReadMode mode) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a FIFO must not block
-    if (fd < 0) {
-        error = "cannot open " + path + ": " + std::strerror(errno);
-        return nullptr;
-    }
-    struct stat info {};
-    if (::fstat(fd, &info) != 0) {
-        error = "cannot read " + path + ": " + std::strerror(errno);
-        ::close(fd);
-        return nullptr;
-    }
-    if (!S_ISREG(info.st_mode)) {
-        error = path + (S_ISDIR(info.st_mode) ? " is a directory" : " is not a regular file");
-        ::close(fd);
-        return nullptr;
-    }
-    std::unique_ptr<GgufFile> file(new GgufFile());
-    file->m_path = path;
-    file->m_size = static_cast<uint64_t>(info.st_size);
-    const bool copy =
-        mode == GgufReadMode::Copy || (mode == GgufReadMode::Automatic && needsCopy(fd));
-    if (copy) {
-        const bool read = readFileBytes(fd, path, file->m_size, file->m_ownedBytes, error);
-        ::close(fd);
-        if (!read) return nullptr;
-        file->m_data = file->m_ownedBytes.data();
-        file->m_size = file->m_ownedBytes.size();
-        return parsed(std::move(file), error);
-    }
-    if (file->m_size > 0) { // mmap rejects length 0; parse() reports the empty file
-        void* mapping = ::mmap(nullptr, file->m_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (mapping == MAP_FAILED) {
-            error = "cannot map " + path + ": " + std::strerror(errno);
-            ::close(fd);
-            return nullptr;
-        }
-        file->m_mapping = mapping;
-        file->m_data = static_cast<const uint8_t*>(mapping);
-    }
-    ::close(fd); // the mapping keeps the file alive
-    return parsed(std::move(file), error);
-}
-
-std::unique_ptr<GgufFile> GgufFile::fromBytes(std::vector<uint8_t> bytes, std::string& error,
-                                              const std::string& name) {
-    std::unique_ptr<GgufFile> file(new GgufFile());
-    file->m_path = name;
-    file->m_ownedBytes = std::move(bytes);
-    file->m_data = file->m_ownedBytes.data();
-    file->m_size = file->m_ownedBytes.size();
-    return parsed(std::move(file), error);
-}
-
 std::unique_ptr<GgufFile> GgufFile::parsed(std::unique_ptr<GgufFile> file, std::string& error) {
     try {
         file->parse();
@@ -521,10 +307,6 @@ std::unique_ptr<GgufFile> GgufFile::parsed(std::unique_ptr<GgufFile> file, std::
         return nullptr;
     }
     return file;
-}
-
-GgufFile::~GgufFile() {
-    if (m_mapping) ::munmap(m_mapping, m_size);
 }
 
 const GgufValue* GgufFile::find(std::string_view key) const {

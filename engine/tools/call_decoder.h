@@ -8,7 +8,7 @@
 // UTF-8 bytes) are run through the matcher.
 #pragma once
 
-#include "tools/call_grammar.h"
+#include "tools/call_matcher.h"
 #include "tools/token_trie.h"
 
 #include <cstdint>

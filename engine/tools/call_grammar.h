@@ -1,4 +1,5 @@
-// The active tool schemas compiled into a grammar over bytes, and an incremental matcher for it.
+// The active tool schemas compiled into a grammar over bytes (call_matcher.h matches text against
+// it).
 //
 // The language is compact JSON (no whitespace) of this shape:
 //   [" "] "[" call ("," call)* "]" terminator
@@ -11,15 +12,11 @@
 // written as their compact JSON literals. The optional leading space lets a SentencePiece model
 // write "▁[" after <tool_call>. `terminator` is the text that ends a call when </tool_call> is
 // not a token of its own ("" when it is).
-//
-// The matcher is a pushdown automaton over a fixed array of frames (one per open value), so
-// that copying it (the masker copies one per trie level) costs a few hundred bytes.
 #pragma once
 
 #include "tools/numeric_range.h"
 #include "tools/tool_schema.h"
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -80,89 +77,6 @@ private:
     std::vector<LiteralChoice> m_choices;
     int m_callsRule = -1;
     int m_toolCount = 0;
-};
-
-class CallMatcher {
-public:
-    static constexpr int kMaxFrames = 24; // schema depth is at most 6 (tool_schema.cpp)
-
-    explicit CallMatcher(const CallGrammar& grammar);
-    CallMatcher(const CallMatcher& other) { *this = other; }
-    CallMatcher& operator=(const CallMatcher& other); // copies only the open frames
-
-    // Feeds one byte; false when it cannot continue any valid call. After false the matcher is
-    // spent: feed a copy when unsure (acceptBytes does).
-    bool accept(uint8_t byte);
-    // Feeds bytes all or nothing: unchanged when false.
-    bool acceptBytes(std::string_view bytes);
-    // The whole call, terminator included, has been read.
-    bool isComplete() const;
-    // The index of the call being written; the number of calls once the array is closed.
-    int callIndex() const { return m_callsDone; }
-    // A short continuation that completes the call: the caller wraps a call up with it when the
-    // token budget runs out. Empty when complete.
-    std::string completion() const;
-    // When the next byte is inside a string's body (no escape or UTF-8 sequence open): how many
-    // more characters it may take. -1 otherwise. Lets the masker accept plain text tokens by
-    // their character count alone.
-    int64_t plainStringRoom() const;
-
-private:
-    // One open value. Fields by kind:
-    //   Root:    state, count = terminator bytes read
-    //   Array:   state, count = items written
-    //   Object:  state, count = next property index
-    //   Call:    state
-    //   String:  state, count = characters, pending = UTF-8 continuation bytes due, low/high =
-    //            their allowed range, flag = a \u escape began with d/D (no surrogates)
-    //   Integer, Number: state, flag = negative, digits, value = integer part,
-    //            fractionDigits, fraction = decimal digits as an integer
-    //   Choice:  count = bytes matched, low/high = the alive literals [low, high)
-    enum class FrameKind : uint8_t { Root, String, Integer, Number, Choice, Array, Object, Call };
-    struct Frame {
-        FrameKind kind = FrameKind::Root;
-        uint8_t state = 0;
-        bool flag = false;
-        int32_t rule = -1;
-        int32_t low = 0;
-        int32_t high = 0;
-        int32_t pending = 0;
-        int32_t digits = 0;
-        int32_t fractionDigits = 0;
-        int64_t count = 0;
-        int64_t value = 0;
-        int64_t fraction = 0;
-    };
-    enum class Step { Accepted, Rejected, Descended };
-    struct Preference {
-        bool end = false; // end the frame here (it can end) rather than write a byte
-        uint8_t byte = 0;
-    };
-
-    Frame& top() { return m_frames[static_cast<size_t>(m_depth - 1)]; }
-    const Frame& top() const { return m_frames[static_cast<size_t>(m_depth - 1)]; }
-    Frame freshFrame(int rule) const;
-    Frame choiceFrame(int choice) const; // Choice frames name their literals, not a rule
-    void push(const Frame& frame);
-    void popAndNotify();
-    void popFinished();
-    bool canEnd(const Frame& frame) const;
-    bool isFinished(const Frame& frame) const;
-    Step step(Frame& frame, uint8_t byte);
-    Step stepRoot(Frame& frame, uint8_t byte);
-    Step stepArray(Frame& frame, uint8_t byte);
-    Step stepObject(Frame& frame, uint8_t byte);
-    Step stepCall(Frame& frame, uint8_t byte);
-    Step stepString(Frame& frame, uint8_t byte) const;
-    Step stepNumber(Frame& frame, uint8_t byte) const;
-    Step stepChoice(Frame& frame, uint8_t byte) const;
-    bool numberFeasible(const Frame& frame) const;
-    Preference preferred(const Frame& frame) const;
-
-    const CallGrammar* m_grammar;
-    std::array<Frame, kMaxFrames> m_frames; // [m_depth] open values, the root first
-    int m_depth = 0;
-    int m_callsDone = 0;
 };
 
 } // namespace sinkscope

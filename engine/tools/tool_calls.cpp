@@ -1,6 +1,7 @@
 #include "tools/tool_calls.h"
 
 #include "tools/json_location.h"
+#include "tools/value_validation.h"
 
 namespace sinkscope {
 

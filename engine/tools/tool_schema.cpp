@@ -2,6 +2,8 @@
 
 #include "tools/json_location.h"
 #include "tools/numeric_range.h"
+#include "tools/schema_messages.h"
+#include "tools/value_validation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,9 +15,9 @@ namespace sinkscope {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using namespace schema_messages;
 
-constexpr int kMaxSchemaDepth = 6;    // nested objects/arrays below "parameters"
-constexpr int kMaxDocumentDepth = 64; // any JSON read here: copying and printing recurse
+constexpr int kMaxSchemaDepth = 6; // nested objects/arrays below "parameters"
 // The shortest valid arguments of a tool: what the call grammar writes when it wraps a call up.
 constexpr double kMaxShortestArguments = 65536; // bytes
 
@@ -49,39 +51,6 @@ bool isKnownKeyword(std::string_view keyword) {
     for (const TypeName& name : kTypeNames)
         if (appliesTo(keyword, name.type)) return true;
     return false;
-}
-
-// "a string", "an integer": for "expected ..." messages.
-std::string withArticle(std::string_view noun) {
-    const bool vowel =
-        !noun.empty() && std::string_view("aeiou").find(noun[0]) != std::string_view::npos;
-    return std::string(vowel ? "an " : "a ") + std::string(noun);
-}
-
-std::string jsonTypeName(const Json& value) {
-    if (value.is_number_integer()) return "integer";
-    return value.type_name();
-}
-
-// A value as messages quote it: scalars as JSON (long strings cut), containers by their kind,
-// so that a message never prints (or recurses into) a large value.
-std::string briefJson(const Json& value) {
-    constexpr size_t kLongest = 40;
-    if (value.is_array() || value.is_object()) return withArticle(value.type_name());
-    std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-    if (text.size() > kLongest) text = text.substr(0, kLongest) + "...";
-    return text;
-}
-
-std::string quotedJson(std::string_view text) {
-    return Json(std::string(text)).dump();
-}
-
-// Integral doubles as integers ("100", not "100.0"); others as the shortest round-trip text.
-std::string formatNumber(double value) {
-    if (std::floor(value) == value && std::fabs(value) < 1e15)
-        return std::to_string(static_cast<int64_t>(value));
-    return Json(value).dump();
 }
 
 bool isIdentifier(std::string_view name) {
@@ -123,160 +92,6 @@ std::optional<ValueType> inferType(const std::vector<Json>& values) {
         shared = type;
     }
     return shared;
-}
-
-// The text of nlohmann's parse error after its own position ("... column 13: syntax error ...").
-std::string parseErrorDetail(const char* what) {
-    const std::string_view message = what;
-    const size_t column = message.find("column ");
-    const size_t colon = column == std::string_view::npos ? column : message.find(": ", column);
-    return std::string(colon == std::string_view::npos ? message : message.substr(colon + 2));
-}
-
-// One thing wrong with a value: where (a JSON pointer) and what.
-struct ValueProblem {
-    std::string pointer;
-    std::string message;
-};
-using Problems = std::vector<ValueProblem>;
-
-// "invalid JSON at line L, column C: what", placed at `offset`.
-SchemaIssue positionedIssue(std::string_view text, size_t offset, const std::string& what) {
-    SchemaIssue issue;
-    issue.offset = offset;
-    const TextPosition position = textPosition(text, offset);
-    issue.line = position.line;
-    issue.column = position.column;
-    issue.message = "invalid JSON at line " + std::to_string(position.line) + ", column " +
-                    std::to_string(position.column) + ": " + what;
-    return issue;
-}
-
-void appendError(Problems& errors, const std::string& pointer, std::string message) {
-    errors.push_back({pointer, std::move(message)});
-}
-
-bool validateInto(const ValueSchema& schema, const Json& value, const std::string& pointer,
-                  Problems& errors);
-
-void validateNumber(const ValueSchema& schema, const Json& value, const std::string& pointer,
-                    Problems& errors) {
-    const double number = value.get<double>();
-    const std::string text = value.dump();
-    if (const auto& low = schema.minimum) {
-        if (low->exclusive && number <= low->value)
-            appendError(errors, pointer,
-                        text + " is not greater than the exclusive minimum " +
-                            formatNumber(low->value));
-        else if (!low->exclusive && number < low->value)
-            appendError(errors, pointer,
-                        text + " is less than the minimum " + formatNumber(low->value));
-    }
-    if (const auto& high = schema.maximum) {
-        if (high->exclusive && number >= high->value)
-            appendError(errors, pointer,
-                        text + " is not less than the exclusive maximum " +
-                            formatNumber(high->value));
-        else if (!high->exclusive && number > high->value)
-            appendError(errors, pointer,
-                        text + " is greater than the maximum " + formatNumber(high->value));
-    }
-}
-
-void validateObject(const ValueSchema& schema, const Json& value, const std::string& pointer,
-                    Problems& errors) {
-    for (const PropertySchema& property : schema.properties)
-        if (property.required && !value.contains(property.name))
-            appendError(errors, pointer, "missing required property " + quotedJson(property.name));
-    for (const auto& [key, member] : value.items()) {
-        const std::string at = pointer + "/" + escapeJsonPointerToken(key);
-        const auto property = std::ranges::find(schema.properties, key, &PropertySchema::name);
-        if (property == schema.properties.end())
-            appendError(errors, at, "not a declared property");
-        else
-            validateInto(property->schema, member, at, errors);
-    }
-}
-
-bool hasType(const Json& value, ValueType type) {
-    switch (type) {
-    case ValueType::String:
-        return value.is_string();
-    case ValueType::Integer:
-        return value.is_number_integer() ||
-               (value.is_number_float() && std::floor(value.get<double>()) == value.get<double>());
-    case ValueType::Number:
-        return value.is_number();
-    case ValueType::Boolean:
-        return value.is_boolean();
-    case ValueType::Array:
-        return value.is_array();
-    case ValueType::Object:
-        return value.is_object();
-    }
-    return false;
-}
-
-bool validateInto(const ValueSchema& schema, const Json& value, const std::string& pointer,
-                  Problems& errors) {
-    const size_t before = errors.size();
-    const std::vector<Json> allowed = schema.allowedValues();
-    if (!allowed.empty() && std::ranges::find(allowed, value) == allowed.end()) {
-        std::string list;
-        for (const Json& choice : allowed)
-            list += (list.empty() ? "" : ", ") + briefJson(choice);
-        appendError(errors, pointer,
-                    briefJson(value) +
-                        (schema.constValue ? " is not the constant " : " is not one of ") + list);
-        return false;
-    }
-    if (!hasType(value, schema.type)) {
-        appendError(errors, pointer,
-                    "expected " + withArticle(valueTypeName(schema.type)) + ", got " +
-                        withArticle(jsonTypeName(value)));
-        return false;
-    }
-    switch (schema.type) {
-    case ValueType::Integer:
-    case ValueType::Number:
-        validateNumber(schema, value, pointer, errors);
-        break;
-    case ValueType::String: {
-        const int64_t length = utf8Length(value.get_ref<const std::string&>());
-        if (schema.minLength && length < *schema.minLength)
-            appendError(errors, pointer,
-                        briefJson(value) + " has " + std::to_string(length) +
-                            " characters, fewer than minLength " +
-                            std::to_string(*schema.minLength));
-        if (schema.maxLength && length > *schema.maxLength)
-            appendError(errors, pointer,
-                        briefJson(value) + " has " + std::to_string(length) +
-                            " characters, more than maxLength " +
-                            std::to_string(*schema.maxLength));
-        break;
-    }
-    case ValueType::Array: {
-        const auto count = static_cast<int64_t>(value.size());
-        if (schema.minItems && count < *schema.minItems)
-            appendError(errors, pointer,
-                        std::to_string(count) + " items, fewer than minItems " +
-                            std::to_string(*schema.minItems));
-        if (schema.maxItems && count > *schema.maxItems)
-            appendError(errors, pointer,
-                        std::to_string(count) + " items, more than maxItems " +
-                            std::to_string(*schema.maxItems));
-        if (schema.items)
-            for (size_t i = 0; i < value.size(); ++i)
-                validateInto(*schema.items, value[i], pointer + "/" + std::to_string(i), errors);
-        break;
-    }
-    case ValueType::Object:
-        validateObject(schema, value, pointer, errors);
-        break;
-    case ValueType::Boolean:
-        break;
-    }
-    return errors.size() == before;
 }
 
 // A lower bound on the bytes of the shortest value the schema admits (compact JSON), in doubles
@@ -677,11 +492,11 @@ private:
         ValueSchema unrestricted = schema;
         unrestricted.enumValues.clear();
         unrestricted.constValue.reset();
-        Problems problems;
+        std::vector<ValueProblem> problems;
         const auto check = [&](const ValueSchema& against, const Json& value,
                                const std::string& at) {
             problems.clear();
-            validateInto(against, value, at, problems);
+            validateValue(against, value, at, problems);
             for (ValueProblem& problem : problems)
                 error(problem.pointer, std::move(problem.message));
         };
@@ -733,51 +548,11 @@ std::string ToolSet::compactJson() const {
     return array.dump();
 }
 
-std::string SchemaIssue::text() const {
-    return pointer.empty() ? message : pointer + ": " + message;
-}
-
 std::string ToolsParseResult::errorSummary() const {
     std::string summary;
     for (const SchemaIssue& issue : errors)
         summary += (summary.empty() ? "" : "; ") + issue.text();
     return summary;
-}
-
-SchemaIssue locatedIssue(std::string_view sourceText, std::string pointer, std::string message) {
-    SchemaIssue issue{std::move(pointer), std::move(message)};
-    // Missing keys have no place of their own: mark the nearest enclosing value.
-    std::string place = issue.pointer;
-    std::optional<size_t> offset = locateJsonPointer(sourceText, place);
-    while (!offset && !place.empty()) {
-        place.erase(place.rfind('/'));
-        offset = locateJsonPointer(sourceText, place);
-    }
-    issue.offset = offset.value_or(0);
-    const TextPosition position = textPosition(sourceText, issue.offset);
-    issue.line = position.line;
-    issue.column = position.column;
-    return issue;
-}
-
-JsonDocument parseJsonDocument(std::string_view text) {
-    JsonDocument document;
-    if (const std::optional<size_t> deep = firstOffsetDeeperThan(text, kMaxDocumentDepth)) {
-        document.syntaxError = positionedIssue(text, *deep,
-                                               "JSON nested deeper than " +
-                                                   std::to_string(kMaxDocumentDepth) + " levels");
-        return document;
-    }
-    try {
-        document.value = Json::parse(text);
-    } catch (const Json::parse_error& e) {
-        // e.byte counts the bytes read, the offending one included.
-        const size_t offset = e.byte > 0 ? std::min<size_t>(e.byte - 1, text.size()) : 0;
-        document.syntaxError = positionedIssue(text, offset, parseErrorDetail(e.what()));
-    } catch (const Json::exception& e) {
-        document.syntaxError = positionedIssue(text, 0, e.what());
-    }
-    return document;
 }
 
 ToolsParseResult parseTools(std::string_view json) {
@@ -793,20 +568,6 @@ ToolsParseResult parseTools(std::string_view json) {
 ToolsParseResult parseToolsValue(const nlohmann::ordered_json& value, std::string_view sourceText,
                                  std::string_view pointerPrefix) {
     return ToolsReader(sourceText, pointerPrefix).read(value);
-}
-
-bool validateValue(const ValueSchema& schema, const nlohmann::ordered_json& value,
-                   const std::string& pointer, std::vector<std::string>& errors) {
-    Problems problems;
-    const bool ok = validateInto(schema, value, pointer, problems);
-    for (const ValueProblem& problem : problems)
-        errors.push_back(problem.pointer + ": " + problem.message);
-    return ok;
-}
-
-int64_t utf8Length(std::string_view text) {
-    return std::ranges::count_if(text,
-                                 [](char c) { return (static_cast<uint8_t>(c) & 0xC0) != 0x80; });
 }
 
 } // namespace sinkscope

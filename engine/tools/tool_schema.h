@@ -18,6 +18,8 @@
 // offset, line and column of the place it names, for an editor to mark it.
 #pragma once
 
+#include "tools/json_document.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -83,16 +85,6 @@ struct ToolSet {
     std::string compactJson() const;
 };
 
-struct SchemaIssue {
-    std::string pointer; // JSON pointer of the place ("" for the whole document)
-    std::string message;
-    size_t offset = 0; // byte offset of that place in the text
-    int line = 1;      // 1-based
-    int column = 1;    // 1-based, in bytes
-    // "pointer: message", or the message alone for the whole document / invalid JSON.
-    std::string text() const;
-};
-
 struct ToolsParseResult {
     std::optional<ToolSet> tools; // set only when there are no errors
     std::vector<SchemaIssue> errors;
@@ -102,18 +94,6 @@ struct ToolsParseResult {
     std::string errorSummary() const;
 };
 
-// An issue placed at the value `pointer` names in `sourceText`, or at its nearest enclosing value
-// when it names nothing there (a missing key).
-SchemaIssue locatedIssue(std::string_view sourceText, std::string pointer, std::string message);
-
-// A JSON document, or the issue that says where its syntax breaks ("invalid JSON at line 3,
-// column 14: ..."). Pure; never throws.
-struct JsonDocument {
-    nlohmann::ordered_json value;
-    std::optional<SchemaIssue> syntaxError;
-};
-JsonDocument parseJsonDocument(std::string_view text);
-
 // Parses and validates a JSON array of tools. Pure: bytes in, tools or issues out.
 ToolsParseResult parseTools(std::string_view json);
 // The same over an already parsed value (e.g. a preset's "tools"); issues carry no positions
@@ -121,14 +101,5 @@ ToolsParseResult parseTools(std::string_view json);
 ToolsParseResult parseToolsValue(const nlohmann::ordered_json& value,
                                  std::string_view sourceText = {},
                                  std::string_view pointerPrefix = {});
-
-// Checks `value` against `schema`, appending "pointer: message" errors (pointer = `pointer` plus
-// the path inside the value). Enum/const, type, bounds, lengths, items, required and undeclared
-// properties. Returns true when it added no error.
-bool validateValue(const ValueSchema& schema, const nlohmann::ordered_json& value,
-                   const std::string& pointer, std::vector<std::string>& errors);
-
-// Code points in UTF-8 text (bytes that are not continuation bytes).
-int64_t utf8Length(std::string_view text);
 
 } // namespace sinkscope

@@ -10,7 +10,7 @@
 //     is valid the same way (what the decoder relies on when the token budget runs out);
 //   - acceptBytes() is all or nothing;
 //   - an input takes at most a second of CPU time (fuzz_limits.h).
-#include "tools/call_grammar.h"
+#include "tools/call_matcher.h"
 #include "fuzz_limits.h"
 #include "fuzz_tool_input.h"
 #include "tools/tool_calls.h"

@@ -14,7 +14,7 @@
 // DIR/fuzz_gguf.dict          every key and tensor name of the tiny model, plus optional keys
 // DIR/fuzz_tokenizer.dict     the fuzz vocabulary's pieces
 // DIR/fuzz_tools.dict         JSON punctuation, literals and the schema and call keywords
-#include "tools/call_grammar.h"
+#include "tools/call_matcher.h"
 #include "fuzz_vocabulary.h"
 #include "gguf/gguf.h"
 #include "gguf/gguf_writer.h"

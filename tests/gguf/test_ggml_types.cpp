@@ -166,7 +166,9 @@ void TestGgmlTypes::fp16MatchesHardwareConversion() {
         if (i % 2 == 0) bits = (bits & 0x807fffffu) | ((100u + bits % 50u) << 23);
         const float value = std::bit_cast<float>(bits);
         if (std::isnan(value)) continue;
-        const auto hardware = static_cast<uint16_t>(_cvtss_sh(value, _MM_FROUND_TO_NEAREST_INT));
+        // _mm_cvtps_ph rather than _cvtss_sh, whose clang definition is a C99 compound literal.
+        const auto hardware = static_cast<uint16_t>(
+            _mm_cvtsi128_si32(_mm_cvtps_ph(_mm_set_ss(value), _MM_FROUND_TO_NEAREST_INT)));
         if (fp32ToFp16(value) != hardware)
             QFAIL(qPrintable(QStringLiteral("f32 0x%1: ours 0x%2, F16C 0x%3")
                                  .arg(bits, 8, 16)
