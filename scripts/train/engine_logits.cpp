@@ -5,8 +5,8 @@
 //
 //   engine_logits MODEL.gguf TOKENS.txt OUT.f32 WINDOW
 //   TOKENS.txt: one "id sink" pair per line (sink 0 or 1); OUT.f32: [tokens][n_vocab] float32.
-#include "model.h"
-#include "session.h"
+#include "model/model.h"
+#include "session/session.h"
 
 #include <cstdio>
 #include <fstream>

@@ -16,7 +16,7 @@ Assistant part of a turn without a call:
 [{"name":...,"arguments":{...}}], {result} the compact JSON of the turn's result
 (default {"status":"ok"}). Sinks: the tool block, every token from BOS to </tools> inclusive (the
 system turn and turn 1's <|im_start|>user\n included), exactly what the engine's chat template
-pins (engine/chat_template.h), so that training sees the streaming distances the app will use.
+pins (engine/chat/chat_template.h), so that training sees the streaming distances the app will use.
 Loss: the assistant's tokens (call or reply, through its <|im_end|>).
 """
 

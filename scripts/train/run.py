@@ -11,7 +11,7 @@ Stages (run again, the command resumes: the tokenizer is kept, training continue
   5. export:     <out>/needle-nano.gguf and <out>/needle-nano-loss.png
   6. (--build DIR) verify_engine.py: tokenizer and logits against Sinkscope's engine
   7. (--ship, with --build) into the repository: resources/models/needle-nano.gguf, the loss
-     curve in resources/docs/, and the test data of tests/test_needle_nano.cpp
+     curve in resources/docs/, and the test data of tests/eval/test_needle_nano.cpp
      (tests/data/needle-nano/: PyTorch's logits and the CI-sized suites' eval-tools figures)
 """
 

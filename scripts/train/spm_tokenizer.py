@@ -1,6 +1,6 @@
 """A SentencePiece-"llama"-compatible vocabulary, trained here by BPE.
 
-Encoding is llama.cpp's SPM algorithm (what engine/tokenizer.cpp implements): special tokens cut
+Encoding is llama.cpp's SPM algorithm (what engine/tokenizer/tokenizer.cpp implements): special tokens cut
 out of the text; every text fragment that starts the text or follows a special token gets a space
 prefix; spaces become U+2581; adjacent symbols whose concatenation is a piece merge, highest score
 first (ties: leftmost); symbols that are no piece fall back to <0xXX> byte tokens.

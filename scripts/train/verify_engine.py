@@ -8,7 +8,7 @@
    prediction is scored on every turn's call (teacher forcing, as evaluate.py does).
 
 3. With --reference FILE: writes PyTorch's side of (2) for Sinkscope's own test suite
-   (tests/test_needle_nano.cpp): the tokens, their sink flags, the window, every position's
+   (tests/eval/test_needle_nano.cpp): the tokens, their sink flags, the window, every position's
    greedy token with its margin over the runner-up, and the 16 largest logits at every 16th
    position.
 
@@ -17,7 +17,7 @@
                            [--record-eval tests/data/needle-nano/eval-ci.json]
 
 4. With --record-eval FILE: runs `sinkscope-cli eval-tools` on the CI-sized suites
-   (tests/data/tools-eval) and records the figures that tests/test_needle_nano.cpp expects again.
+   (tests/data/tools-eval) and records the figures that tests/eval/test_needle_nano.cpp expects again.
 """
 
 import argparse
@@ -60,10 +60,12 @@ def check_tokenizer(cli, gguf, tok, convs):
 
 def engine_logits(build, gguf, rendered, window, vocab):
     exe = os.path.join(tempfile.gettempdir(), "needle_engine_logits")
-    subprocess.run(["g++", "-std=c++20", "-O2", "-I", os.path.join(HERE, "../../engine"),
-                    os.path.join(HERE, "engine_logits.cpp"),
-                    os.path.join(build, "engine/libsinkscope_engine.a"), "-lpthread", "-o", exe],
-                   check=True)
+    # The engine's part libraries, each above the parts it links (engine/CMakeLists.txt).
+    parts = ["session", "chat", "tools", "model", "memory", "tokenizer", "gguf"]
+    includes = ["-I" + os.path.join(build, "engine/part-includes", part) for part in parts]
+    libraries = [os.path.join(build, "engine/libsinkscope_%s.a" % part) for part in parts]
+    subprocess.run(["g++", "-std=c++20", "-O2", *includes, os.path.join(HERE, "engine_logits.cpp"),
+                    *libraries, "-lpthread", "-o", exe], check=True)
     with tempfile.TemporaryDirectory() as tmp:
         tokens = os.path.join(tmp, "tokens.txt")
         with open(tokens, "w") as f:

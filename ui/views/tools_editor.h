@@ -20,7 +20,7 @@ namespace sinkscope::views {
 class JsonHighlighter;
 
 // A preset file: {"name": "...", "description": "...", "tools": [...], "query": "...",
-// "results": {"tool": result, ...}} (engine/tool_preset.h).
+// "results": {"tool": result, ...}} (engine/tools/tool_preset.h).
 struct ToolsPreset {
     QString name;
     QString description;

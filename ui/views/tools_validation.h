@@ -1,5 +1,5 @@
 // Checks the tools editor's text before it is applied, with the engine's schema parser
-// (engine/tool_schema.h): JSON syntax, the supported JSON-Schema subset, names, duplicates.
+// (engine/tools/tool_schema.h): JSON syntax, the supported JSON-Schema subset, names, duplicates.
 #pragma once
 
 #include <QString>
