@@ -16,9 +16,17 @@ constexpr Choice<GgmlType> kTypeChoices[] = {
     {"q4_0", GgmlType::Q4_0},
 };
 
-constexpr Choice<RopeStyle> kRopeChoices[] = {
-    {"adjacent", RopeStyle::AdjacentPairs},
-    {"neox", RopeStyle::HalfSplit},
+// --rope picks the llama-shaped architecture with that rotation; --arch names any of them.
+constexpr Choice<std::string_view> kRopeChoices[] = {
+    {"adjacent", "llama"},
+    {"neox", "exaone"},
+};
+
+constexpr Choice<std::string_view> kArchitectureChoices[] = {
+    {"llama", "llama"},
+    {"exaone", "exaone"},
+    {"qwen2", "qwen2"},
+    {"qwen3", "qwen3"},
 };
 
 SyntheticSpec specFromArgs(const ParsedArgs& args) {
@@ -34,8 +42,12 @@ SyntheticSpec specFromArgs(const ParsedArgs& args) {
         args.integer("--seed", static_cast<int64_t>(spec.seed), 0, INT64_MAX));
     if (const std::optional<std::string> type = args.value("--type"))
         spec.weightType = parseChoice("--type", *type, kTypeChoices);
+    if (args.has("--rope") && args.has("--arch"))
+        throw UsageError("give --arch or --rope, not both");
     if (const std::optional<std::string> rope = args.value("--rope"))
-        spec.rope = parseChoice("--rope", *rope, kRopeChoices);
+        spec.architecture = parseChoice("--rope", *rope, kRopeChoices);
+    if (const std::optional<std::string> arch = args.value("--arch"))
+        spec.architecture = parseChoice("--arch", *arch, kArchitectureChoices);
     spec.tiedOutput = args.has("--tied");
     return spec;
 }
@@ -59,8 +71,8 @@ void validateSpec(const SyntheticSpec& spec) {
 
 int makeModelCommand(CommandArgs args) {
     constexpr OptionSpec kOptions[] = {
-        {"--out"}, {"--vocab"}, {"--embd"}, {"--layers"}, {"--heads"}, {"--kv-heads"},
-        {"--ff"},  {"--ctx"},   {"--seed"}, {"--type"},   {"--rope"},  {"--tied", false},
+        {"--out"}, {"--vocab"}, {"--embd"}, {"--layers"}, {"--heads"}, {"--kv-heads"},    {"--ff"},
+        {"--ctx"}, {"--seed"},  {"--type"}, {"--rope"},   {"--arch"},  {"--tied", false},
     };
     const ParsedArgs parsed = ParsedArgs::parse("make-model", kOptions, args);
     const std::string path = parsed.required("--out");
@@ -76,7 +88,8 @@ int makeModelCommand(CommandArgs args) {
         {"bytes", std::filesystem::file_size(path)},
         {"parameters", model->parameterCount()},
         {"type", choiceText(spec.weightType, kTypeChoices)},
-        {"rope", choiceText(spec.rope, kRopeChoices)},
+        {"architecture", spec.architecture},
+        {"rope", model->config().rope == RopeStyle::HalfSplit ? "neox" : "adjacent"},
         {"tied", spec.tiedOutput},
         {"seed", spec.seed},
     });

@@ -12,6 +12,7 @@ using CommandArgs = std::span<const std::string_view>;
 int runCommand(CommandArgs args);
 int budgetCommand(CommandArgs args);
 int tokenizeCommand(CommandArgs args);
+int logitsCommand(CommandArgs args);
 int perplexityCommand(CommandArgs args);
 int benchCommand(CommandArgs args);
 int makeModelCommand(CommandArgs args);

@@ -26,6 +26,7 @@ constexpr Command kCommands[] = {
     {"run", sinkscope::cli::runCommand},
     {"budget", sinkscope::cli::budgetCommand},
     {"tokenize", sinkscope::cli::tokenizeCommand},
+    {"logits", sinkscope::cli::logitsCommand},
     {"perplexity", sinkscope::cli::perplexityCommand},
     {"bench", sinkscope::cli::benchCommand},
     {"make-model", sinkscope::cli::makeModelCommand},
@@ -57,6 +58,10 @@ commands:
       Prints the budget-derived KV window (and, for a model, its position mode) as JSON.
   tokenize --model FILE --text TEXT [--special]
       Prints the token ids (BOS included) and pieces as JSON.
+  logits --model FILE (--prompt TEXT | --prompt-file FILE) [--special] [--top K (16)]
+      [--kv-bits B (16)] [--json]
+      Prints, for every prompt position, the K best [token id, logit] as JSON:
+      {"ids": [...], "positions": [{"top": [[id, logit], ...]}, ...]}.
   perplexity --model FILE --file TEXT --ctx N [--kv-window W (0 = budget)] [--kv-bits B (32)]
       [--positions P] [--sinks S]
       Prints llama-perplexity's figure for the text as JSON.
@@ -64,7 +69,8 @@ commands:
       [--kv-window W (0 = budget)] [--kv-bits B] [--positions P] [--sinks S]
       Prints the best prefill and decode speeds as JSON.
   make-model --out FILE [--vocab N --embd N --layers N --heads N --kv-heads N --ff N --ctx N
-      --seed S --type f32|f16|q8_0|q4_0 --rope adjacent|neox --tied]
+      --seed S --type f32|f16|q8_0|q4_0 --rope adjacent|neox
+      | --arch llama|exaone|qwen2|qwen3 --tied]
       Writes a deterministic synthetic model and prints its path, bytes and parameters as JSON.
   soak --model FILE --tokens N [--kv-window W (64)] [--kv-bits B] [--positions P] [--sinks S]
       [--seed S (42)] [--json]

@@ -12,21 +12,35 @@ struct ModelError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// llama.cpp chooses the RoPE form from the architecture alone. Both of these share llama's block
-// structure (RMSNorm, GQA attention, SwiGLU) and tensor names; EXAONE rotates half-split pairs.
-RopeStyle ropeStyleFor(const std::string& architecture) {
-    if (architecture == "llama")
-        return RopeStyle::AdjacentPairs;
-    if (architecture == "exaone")
-        return RopeStyle::HalfSplit;
-    throw ModelError("unsupported architecture '" + architecture +
-                     "' (Sinkscope runs 'llama' and 'exaone')");
+// What each architecture Sinkscope runs changes in the common block (RMSNorm, GQA attention with
+// RoPE, SwiGLU; llama's tensor names). llama.cpp chooses the RoPE form from the architecture alone.
+struct ArchitectureSpec {
+    const char* name;
+    RopeStyle rope;
+    bool attentionBiases;
+    bool queryKeyNorm;
+};
+
+constexpr ArchitectureSpec kArchitectures[] = {
+    {"llama", RopeStyle::AdjacentPairs, false, false},
+    {"exaone", RopeStyle::HalfSplit, false, false},
+    {"qwen2", RopeStyle::HalfSplit, true, false},
+    {"qwen3", RopeStyle::HalfSplit, false, true},
+};
+
+const ArchitectureSpec& architectureSpec(const std::string& architecture) {
+    std::string names;
+    for (const ArchitectureSpec& spec : kArchitectures) {
+        if (architecture == spec.name) return spec;
+        names += std::string(names.empty() ? "" : ", ") + "'" + spec.name + "'";
+    }
+    throw ModelError("unsupported architecture '" + architecture + "' (Sinkscope runs " + names +
+                     ")");
 }
 
 int64_t requireInt(const GgufFile& file, const std::string& key, int64_t min, int64_t max) {
     const auto value = file.getInt(key);
-    if (!value)
-        throw ModelError("missing required key '" + key + "'");
+    if (!value) throw ModelError("missing required key '" + key + "'");
     if (*value < min || *value > max)
         throw ModelError("key '" + key + "' = " + std::to_string(*value) + " is out of range [" +
                          std::to_string(min) + ", " + std::to_string(max) + "]");
@@ -34,11 +48,9 @@ int64_t requireInt(const GgufFile& file, const std::string& key, int64_t min, in
 }
 
 float optionalFloat(const GgufFile& file, const std::string& key, float fallback) {
-    if (!file.find(key))
-        return fallback;
+    if (!file.find(key)) return fallback;
     const auto value = file.getFloat(key);
-    if (!value || !(*value > 0))
-        throw ModelError("key '" + key + "' must be a positive number");
+    if (!value || !(*value > 0)) throw ModelError("key '" + key + "' must be a positive number");
     return static_cast<float>(*value);
 }
 
@@ -50,8 +62,7 @@ void readSinkscopeHints(const GgufFile& file, ModelConfig& c) {
     constexpr char kPositionsKey[] = "sinkscope.position_mode";
     if (file.find(kWindowKey))
         c.suggestedKvWindow = static_cast<int>(requireInt(file, kWindowKey, 1, 1 << 20));
-    if (!file.find(kPositionsKey))
-        return;
+    if (!file.find(kPositionsKey)) return;
     const auto mode = file.getString(kPositionsKey);
     if (!mode || (*mode != "absolute" && *mode != "streaming"))
         throw ModelError(std::string("key '") + kPositionsKey +
@@ -62,10 +73,12 @@ void readSinkscopeHints(const GgufFile& file, ModelConfig& c) {
 ModelConfig readConfig(const GgufFile& file) {
     ModelConfig c;
     const auto arch = file.getString("general.architecture");
-    if (!arch)
-        throw ModelError("missing required key 'general.architecture'");
+    if (!arch) throw ModelError("missing required key 'general.architecture'");
     c.architecture = *arch;
-    c.rope = ropeStyleFor(c.architecture);
+    const ArchitectureSpec& spec = architectureSpec(c.architecture);
+    c.rope = spec.rope;
+    c.attentionBiases = spec.attentionBiases;
+    c.queryKeyNorm = spec.queryKeyNorm;
     c.name = file.getString("general.name").value_or("");
     const std::string p = c.architecture + ".";
     constexpr int64_t kMaxDim = 1 << 20;
@@ -84,6 +97,10 @@ ModelConfig readConfig(const GgufFile& file) {
                     : c.nEmbd / c.nHead;
     if (c.headDim % 2 != 0 || c.headDim < 2)
         throw ModelError("head dimension " + std::to_string(c.headDim) + " must be even");
+    if (file.find(p + "attention.value_length") &&
+        requireInt(file, p + "attention.value_length", 2, kMaxDim) != c.headDim)
+        throw ModelError("attention.value_length differs from the head dimension " +
+                         std::to_string(c.headDim) + " (Sinkscope needs them equal)");
     c.nCtxTrain = static_cast<int>(requireInt(file, p + "context_length", 1, 1 << 24));
     c.ropeBase = optionalFloat(file, p + "rope.freq_base", 10000.0f);
     c.rmsEps = optionalFloat(file, p + "attention.layer_norm_rms_epsilon", 1e-5f);
@@ -103,9 +120,14 @@ public:
         const GgufTensorInfo& t = require(name);
         if (t.dims.size() != 2 || t.dims[0] != cols || t.dims[1] != rows)
             throw ModelError("tensor '" + name + "' has shape " + shapeText(t.dims) +
-                             ", expected [" + std::to_string(cols) + ", " +
-                             std::to_string(rows) + "]");
+                             ", expected [" + std::to_string(cols) + ", " + std::to_string(rows) +
+                             "]");
         return Matrix{floats(t), rows, cols};
+    }
+
+    // The same for a tensor a model may leave out: nullptr when absent.
+    const float* optionalVector(const std::string& name, int length) {
+        return m_file.findTensor(name) ? vector(name, length) : nullptr;
     }
 
     const float* vector(const std::string& name, int length) {
@@ -119,8 +141,7 @@ public:
 private:
     const GgufTensorInfo& require(const std::string& name) const {
         const GgufTensorInfo* t = m_file.findTensor(name);
-        if (!t)
-            throw ModelError("missing required tensor '" + name + "'");
+        if (!t) throw ModelError("missing required tensor '" + name + "'");
         if (!ggmlTypeSupported(t->type))
             throw ModelError("tensor '" + name + "' has type " + ggmlTypeName(t->type) +
                              ", which Sinkscope cannot compute with (F32, F16, Q8_0, Q4_0)");
@@ -157,6 +178,8 @@ ModelWeights bindWeights(const ModelConfig& c, WeightBinder& bind) {
     w.outputNorm = bind.vector("output_norm.weight", c.nEmbd);
     w.output = bind.find("output.weight") ? bind.matrix("output.weight", c.nVocab, c.nEmbd)
                                           : w.tokenEmbedding;
+    w.outputBias = bind.optionalVector("output.bias", c.nVocab);
+    w.ropeFreqs = bind.optionalVector("rope_freqs.weight", c.headDim / 2);
     for (int i = 0; i < c.nLayer; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
         LayerWeights& l = w.layers.emplace_back();
@@ -165,6 +188,15 @@ ModelWeights bindWeights(const ModelConfig& c, WeightBinder& bind) {
         l.wk = bind.matrix(p + "attn_k.weight", c.kvDim(), c.nEmbd);
         l.wv = bind.matrix(p + "attn_v.weight", c.kvDim(), c.nEmbd);
         l.wo = bind.matrix(p + "attn_output.weight", c.nEmbd, qDim);
+        if (c.attentionBiases) {
+            l.bq = bind.vector(p + "attn_q.bias", qDim);
+            l.bk = bind.vector(p + "attn_k.bias", c.kvDim());
+            l.bv = bind.vector(p + "attn_v.bias", c.kvDim());
+        }
+        if (c.queryKeyNorm) {
+            l.qNorm = bind.vector(p + "attn_q_norm.weight", c.headDim);
+            l.kNorm = bind.vector(p + "attn_k_norm.weight", c.headDim);
+        }
         l.ffnNorm = bind.vector(p + "ffn_norm.weight", c.nEmbd);
         l.wGate = bind.matrix(p + "ffn_gate.weight", c.nFf, c.nEmbd);
         l.wUp = bind.matrix(p + "ffn_up.weight", c.nFf, c.nEmbd);
@@ -177,8 +209,7 @@ ModelWeights bindWeights(const ModelConfig& c, WeightBinder& bind) {
 // so line breaks and other control bytes become '?' (tests/fuzz/fuzz_gguf checks it).
 std::string oneLine(std::string message) {
     for (char& c : message)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-            c = '?';
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
     return message;
 }
 
@@ -186,8 +217,7 @@ std::string oneLine(std::string message) {
 
 std::unique_ptr<Model> Model::load(const std::string& path, std::string& error) {
     auto file = GgufFile::open(path, error);
-    if (!file)
-        return nullptr;
+    if (!file) return nullptr;
     return fromGguf(std::move(file), error);
 }
 
@@ -197,8 +227,7 @@ std::unique_ptr<Model> Model::fromGguf(std::unique_ptr<GgufFile> file, std::stri
         std::unique_ptr<Model> model(new Model());
         model->m_config = readConfig(*file);
         auto tokenizer = Tokenizer::fromGguf(*file, error);
-        if (!tokenizer)
-            throw ModelError(error);
+        if (!tokenizer) throw ModelError(error);
         model->m_tokenizer = std::make_unique<Tokenizer>(std::move(*tokenizer));
         model->m_config.nVocab = model->m_tokenizer->size();
         WeightBinder bind(*file, model->m_dequantized);

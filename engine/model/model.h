@@ -29,6 +29,8 @@ struct ModelConfig {
     float ropeBase = 10000.0f;
     float rmsEps = 1e-5f;
     RopeStyle rope = RopeStyle::AdjacentPairs;
+    bool attentionBiases = false; // qwen2: Q, K and V projections add a bias
+    bool queryKeyNorm = false;    // qwen3: per-head RMS norm on Q and K before RoPE
     // Hints a model may carry for Sinkscope (sinkscope.kv_window, sinkscope.position_mode;
     // 0 and "" when absent); defaultSessionOptions (session_defaults.h) applies them.
     int suggestedKvWindow = 0;
@@ -48,6 +50,11 @@ struct LayerWeights {
     Matrix wq;                       // [n_head * head_dim][n_embd]
     Matrix wk;                       // [n_head_kv * head_dim][n_embd]
     Matrix wv;                       // [n_head_kv * head_dim][n_embd]
+    const float* bq = nullptr;       // [n_head * head_dim], or nullptr (no attention biases)
+    const float* bk = nullptr;       // [n_head_kv * head_dim], or nullptr
+    const float* bv = nullptr;       // [n_head_kv * head_dim], or nullptr
+    const float* qNorm = nullptr;    // [head_dim], or nullptr (no query/key norm)
+    const float* kNorm = nullptr;    // [head_dim], or nullptr
     Matrix wo;                       // [n_embd][n_head * head_dim]
     const float* ffnNorm = nullptr;  // [n_embd]
     Matrix wGate;                    // [n_ff][n_embd]
@@ -56,10 +63,14 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
-    Matrix tokenEmbedding;              // [n_vocab][n_embd]
-    std::vector<LayerWeights> layers;   // [n_layer]
-    const float* outputNorm = nullptr;  // [n_embd]
-    Matrix output;                      // [n_vocab][n_embd]; the embedding when tied
+    Matrix tokenEmbedding;             // [n_vocab][n_embd]
+    std::vector<LayerWeights> layers;  // [n_layer]
+    const float* outputNorm = nullptr; // [n_embd]
+    Matrix output;                     // [n_vocab][n_embd]; the embedding when tied
+    const float* outputBias = nullptr; // [n_vocab], or nullptr
+    // [head_dim / 2] divisors of each rotated pair's frequency (Llama-3's rope scaling), or
+    // nullptr
+    const float* ropeFreqs = nullptr;
 };
 
 class Model {
@@ -80,7 +91,7 @@ private:
     ModelConfig m_config;
     ModelWeights m_weights;
     std::unique_ptr<Tokenizer> m_tokenizer;
-    std::unique_ptr<GgufFile> m_file;             // keeps the mapping alive
+    std::unique_ptr<GgufFile> m_file;              // keeps the mapping alive
     std::vector<std::vector<float>> m_dequantized; // tensors stored as F16/Q8_0/Q4_0
 };
 

@@ -87,15 +87,17 @@ void rmsNorm(const float* x, const float* weight, int n, float eps, float* out) 
 
 // theta_i = position * base^(-2i/headDim). The pair rotated is (x[2i], x[2i+1]) for adjacent
 // pairs, (x[i], x[i + headDim/2]) for the half-split (NEOX) form.
-void rope(float* vec, int heads, int headDim, int64_t position, float base, RopeStyle style) {
+void rope(float* vec, int heads, int headDim, int64_t position, float base, RopeStyle style,
+          const float* freqFactors) {
     const int half = headDim / 2;
     const float thetaScale = std::pow(base, -2.0f / static_cast<float>(headDim));
     for (int h = 0; h < heads; ++h) {
         float* head = vec + static_cast<size_t>(h) * headDim;
         float theta = static_cast<float>(position);
         for (int i = 0; i < half; ++i) {
-            const float c = std::cos(theta);
-            const float s = std::sin(theta);
+            const float angle = freqFactors ? theta / freqFactors[i] : theta;
+            const float c = std::cos(angle);
+            const float s = std::sin(angle);
             const int a = style == RopeStyle::AdjacentPairs ? 2 * i : i;
             const int b = style == RopeStyle::AdjacentPairs ? 2 * i + 1 : i + half;
             const float x0 = head[a];
@@ -170,7 +172,8 @@ void roundToHalf(float* values, size_t count) {
     size_t i = 0;
 #ifdef __F16C__
     for (; i + 8 <= count; i += 8) {
-        const __m128i halves = _mm256_cvtps_ph(_mm256_loadu_ps(values + i), _MM_FROUND_TO_NEAREST_INT);
+        const __m128i halves =
+            _mm256_cvtps_ph(_mm256_loadu_ps(values + i), _MM_FROUND_TO_NEAREST_INT);
         _mm256_storeu_ps(values + i, _mm256_cvtph_ps(halves));
     }
 #endif

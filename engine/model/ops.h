@@ -37,8 +37,10 @@ inline void axpy(float a, const float* x, float* y, int n) {
 void matvec(const Matrix& w, const float* x, float* out);
 // out[n] = x[n] / sqrt(mean(x^2) + eps) * weight[n]
 void rmsNorm(const float* x, const float* weight, int n, float eps, float* out);
-// Rotates each head of vec ([heads][headDim]) in place to `position`.
-void rope(float* vec, int heads, int headDim, int64_t position, float base, RopeStyle style);
+// Rotates each head of vec ([heads][headDim]) in place to `position`. freqFactors
+// ([headDim / 2], or nullptr) divide each pair's angle, as ggml applies Llama-3's rope_freqs.
+void rope(float* vec, int heads, int headDim, int64_t position, float base, RopeStyle style,
+          const float* freqFactors = nullptr);
 // In place: x[n] -> softmax(x)
 void softmax(float* x, int n);
 // In place: x[n] -> exp(x), within 2 ulp of std::exp over [-87, 88] (vectorised polynomial)

@@ -31,9 +31,10 @@ private:
 };
 
 const char* const kWords[] = {
-    "the", "and", "was", "she", "he",  "they", "said", "with", "day",   "time", "one",
-    "little", "big", "happy", "play", "tool", "call", "light", "door", "name", "you", "to",
-    "of", "in", "it", "is", "for", "on", "that", "what", "set", "get", "send", "find", "turn",
+    "the",  "and",  "was",    "she", "he",    "they", "said", "with", "day",
+    "time", "one",  "little", "big", "happy", "play", "tool", "call", "light",
+    "door", "name", "you",    "to",  "of",    "in",   "it",   "is",   "for",
+    "on",   "that", "what",   "set", "get",   "send", "find", "turn",
 };
 
 // <unk>, <s>, </s>, the 256 byte tokens, single characters, word prefixes ("▁t", "▁th", "▁the"),
@@ -42,8 +43,7 @@ Vocabulary syntheticVocabulary(const SyntheticSpec& spec) {
     Vocabulary v;
     std::set<std::string> seen;
     const auto add = [&](const std::string& piece, TokenType type) {
-        if (static_cast<int>(v.pieces.size()) >= spec.nVocab || !seen.insert(piece).second)
-            return;
+        if (static_cast<int>(v.pieces.size()) >= spec.nVocab || !seen.insert(piece).second) return;
         v.pieces.push_back(piece);
         v.types.push_back(type);
         v.scores.push_back(type == TokenType::Normal ? -static_cast<float>(v.pieces.size()) : 0.0f);
@@ -59,8 +59,7 @@ Vocabulary syntheticVocabulary(const SyntheticSpec& spec) {
     }
     const int normalLimit = spec.nVocab - specials;
     const auto addNormal = [&](const std::string& piece) {
-        if (static_cast<int>(v.pieces.size()) < normalLimit)
-            add(piece, TokenType::Normal);
+        if (static_cast<int>(v.pieces.size()) < normalLimit) add(piece, TokenType::Normal);
     };
     const std::string space = "\xE2\x96\x81"; // U+2581, SentencePiece's space
     addNormal(space);
@@ -92,19 +91,35 @@ std::vector<float> randomValues(Random& random, size_t count, float limit) {
     return values;
 }
 
-GgufWriter syntheticModelWriter(const SyntheticSpec& spec) {
+int headDimOf(const SyntheticSpec& spec) {
+    return spec.headDim > 0 ? spec.headDim : spec.nEmbd / spec.nHead;
+}
+
+void validateSpec(const SyntheticSpec& spec) {
     if (spec.nVocab < 259 + static_cast<int>(spec.extraSpecialTokens.size()) || spec.nEmbd <= 0 ||
         spec.nLayer <= 0 || spec.nHead <= 0 || spec.nHeadKv <= 0 || spec.nHead % spec.nHeadKv ||
-        spec.nEmbd % spec.nHead || (spec.nEmbd / spec.nHead) % 2 || spec.nFf <= 0)
+        spec.nFf <= 0 || spec.headDim < 0 || (spec.headDim == 0 && spec.nEmbd % spec.nHead) ||
+        headDimOf(spec) % 2)
         throw std::invalid_argument("invalid synthetic model shape");
+    const std::set<std::string> architectures = {"llama", "exaone", "qwen2", "qwen3"};
+    if (!architectures.contains(spec.architecture))
+        throw std::invalid_argument("no synthetic models of architecture '" + spec.architecture +
+                                    "'");
     const int64_t block = ggmlBlockValues(spec.weightType);
-    if (!ggmlTypeSupported(spec.weightType) || spec.nEmbd % block || spec.nFf % block)
+    const int64_t qDim = int64_t{spec.nHead} * headDimOf(spec);
+    if (!ggmlTypeSupported(spec.weightType) || spec.nEmbd % block || spec.nFf % block ||
+        qDim % block)
         throw std::invalid_argument(std::string("synthetic weights of type ") +
                                     ggmlTypeName(spec.weightType) +
-                                    " need n_embd and n_ff to be multiples of its block size");
-    const bool halfSplit = spec.rope == RopeStyle::HalfSplit;
-    const std::string arch = halfSplit ? "exaone" : "llama";
-    const int headDim = spec.nEmbd / spec.nHead;
+                                    " need n_embd, n_ff and the heads' width to be multiples of "
+                                    "its block size");
+}
+
+GgufWriter syntheticModelWriter(const SyntheticSpec& spec) {
+    validateSpec(spec);
+    const std::string& arch = spec.architecture;
+    const int headDim = headDimOf(spec);
+    const int qDim = spec.nHead * headDim;
     const int kvDim = spec.nHeadKv * headDim;
     const Vocabulary vocab = syntheticVocabulary(spec);
 
@@ -118,6 +133,10 @@ GgufWriter syntheticModelWriter(const SyntheticSpec& spec) {
     w.setUint32(arch + ".attention.head_count", static_cast<uint32_t>(spec.nHead));
     w.setUint32(arch + ".attention.head_count_kv", static_cast<uint32_t>(spec.nHeadKv));
     w.setUint32(arch + ".rope.dimension_count", static_cast<uint32_t>(headDim));
+    if (spec.headDim > 0) {
+        w.setUint32(arch + ".attention.key_length", static_cast<uint32_t>(headDim));
+        w.setUint32(arch + ".attention.value_length", static_cast<uint32_t>(headDim));
+    }
     w.setFloat32(arch + ".rope.freq_base", 10000.0f);
     w.setFloat32(arch + ".attention.layer_norm_rms_epsilon", 1e-5f);
     w.setString("tokenizer.ggml.model", "llama");
@@ -141,19 +160,35 @@ GgufWriter syntheticModelWriter(const SyntheticSpec& spec) {
     const auto norm = [&](const std::string& name) {
         w.addTensorFromFloats(name, {spec.nEmbd}, std::vector<float>(spec.nEmbd, 1.0f));
     };
+    // Biases, per-head norms and frequency divisors are f32 in real files too.
+    const auto vector = [&](const std::string& name, int length, float center, float spread) {
+        std::vector<float> values = randomValues(random, static_cast<size_t>(length), spread);
+        for (float& value : values)
+            value += center;
+        w.addTensorFromFloats(name, {length}, values);
+    };
+    if (spec.ropeFreqs) vector("rope_freqs.weight", headDim / 2, 4.0f, 3.0f);
     w.addTensorFromFloats("token_embd.weight", {spec.nEmbd, spec.nVocab},
                           randomValues(random, static_cast<size_t>(spec.nVocab) * spec.nEmbd, 1.0f),
                           spec.weightType);
     norm("output_norm.weight");
-    if (!spec.tiedOutput)
-        matrix("output.weight", spec.nVocab, spec.nEmbd);
+    if (!spec.tiedOutput) matrix("output.weight", spec.nVocab, spec.nEmbd);
     for (int i = 0; i < spec.nLayer; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
         norm(p + "attn_norm.weight");
-        matrix(p + "attn_q.weight", spec.nEmbd, spec.nEmbd);
+        matrix(p + "attn_q.weight", qDim, spec.nEmbd);
         matrix(p + "attn_k.weight", kvDim, spec.nEmbd);
         matrix(p + "attn_v.weight", kvDim, spec.nEmbd);
-        matrix(p + "attn_output.weight", spec.nEmbd, spec.nEmbd);
+        matrix(p + "attn_output.weight", spec.nEmbd, qDim);
+        if (arch == "qwen2") {
+            vector(p + "attn_q.bias", qDim, 0.0f, 0.5f);
+            vector(p + "attn_k.bias", kvDim, 0.0f, 0.5f);
+            vector(p + "attn_v.bias", kvDim, 0.0f, 0.5f);
+        }
+        if (arch == "qwen3") {
+            vector(p + "attn_q_norm.weight", headDim, 1.0f, 0.5f);
+            vector(p + "attn_k_norm.weight", headDim, 1.0f, 0.5f);
+        }
         norm(p + "ffn_norm.weight");
         matrix(p + "ffn_gate.weight", spec.nFf, spec.nEmbd);
         matrix(p + "ffn_up.weight", spec.nFf, spec.nEmbd);

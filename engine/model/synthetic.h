@@ -1,5 +1,5 @@
-// Deterministic synthetic llama models ("random weights"), written with GgufWriter, so that tests
-// and benchmarks need no download.
+// Deterministic synthetic models ("random weights") of every architecture Sinkscope runs, written
+// with GgufWriter, so that tests and benchmarks need no download.
 #pragma once
 
 #include "gguf/ggml_types.h"
@@ -21,7 +21,11 @@ struct SyntheticSpec {
     int nCtxTrain = 2048;
     uint64_t seed = 1;
     GgmlType weightType = GgmlType::F32;
-    RopeStyle rope = RopeStyle::AdjacentPairs;
+    // "llama" (adjacent-pair RoPE), "exaone" (half-split RoPE), "qwen2" (half-split, Q/K/V
+    // biases) or "qwen3" (half-split, per-head Q/K norms)
+    std::string architecture = "llama";
+    int headDim = 0;        // 0: n_embd / n_head; otherwise written as attention.key_length
+    bool ropeFreqs = false; // a rope_freqs.weight tensor (Llama-3's per-pair frequency divisors)
     bool tiedOutput = false;
     std::vector<std::string> extraSpecialTokens; // control tokens appended to the vocabulary
     std::string name = "synthetic (random weights)";

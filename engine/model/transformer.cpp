@@ -57,7 +57,8 @@ void rescoreFoldedSinks(const Model& model, const KvCache& cache, RunState& s, i
         for (int h = 0; h < c.nHead; ++h) {
             std::copy_n(s.qRaw.data() + static_cast<size_t>(h) * c.headDim, c.headDim,
                         s.qRotated.data());
-            rope(s.qRotated.data(), 1, c.headDim, sinkPosition + folded, c.ropeBase, c.rope);
+            rope(s.qRotated.data(), 1, c.headDim, sinkPosition + folded, c.ropeBase, c.rope,
+                 model.weights().ropeFreqs);
             if (halfPrecision) roundToHalf(s.qRotated.data(), s.qRotated.size());
             // the sink's key is column i of K: [kv_dim][kept]
             const float* key =
@@ -134,6 +135,40 @@ void addInPlace(std::vector<float>& x, const std::vector<float>& delta) {
         x[i] += delta[i];
 }
 
+// y[n] += bias[n], when there is a bias
+void addBias(std::vector<float>& y, const float* bias) {
+    if (!bias) return;
+    for (size_t i = 0; i < y.size(); ++i)
+        y[i] += bias[i];
+}
+
+// Each head of vec ([heads][headDim]) RMS-normalised in place and scaled by weight[headDim]
+// (qwen3's query/key norm); nothing when weight is nullptr.
+void normalizeHeads(float* vec, int heads, int headDim, const float* weight, float eps) {
+    if (!weight) return;
+    for (int h = 0; h < heads; ++h) {
+        float* head = vec + static_cast<size_t>(h) * headDim;
+        rmsNorm(head, weight, headDim, eps, head);
+    }
+}
+
+// q, k, v of one token: projections, biases, the per-head norm, then RoPE (q keeps an unrotated
+// copy in qRaw for streaming positions).
+void projectQkv(const ModelConfig& c, const ModelWeights& w, const LayerWeights& lw, RunState& s,
+                const QueryPlacement& where) {
+    matvec(lw.wq, s.xn.data(), s.q.data());
+    matvec(lw.wk, s.xn.data(), s.k.data());
+    matvec(lw.wv, s.xn.data(), s.v.data());
+    addBias(s.q, lw.bq);
+    addBias(s.k, lw.bk);
+    addBias(s.v, lw.bv);
+    normalizeHeads(s.q.data(), c.nHead, c.headDim, lw.qNorm, c.rmsEps);
+    normalizeHeads(s.k.data(), c.nHeadKv, c.headDim, lw.kNorm, c.rmsEps);
+    if (where.streaming) s.qRaw = s.q;
+    rope(s.q.data(), c.nHead, c.headDim, where.position, c.ropeBase, c.rope, w.ropeFreqs);
+    rope(s.k.data(), c.nHeadKv, c.headDim, where.position, c.ropeBase, c.rope, w.ropeFreqs);
+}
+
 } // namespace
 
 void forward(const Model& model, KvCache& cache, RunState& s, int32_t token,
@@ -148,12 +183,7 @@ void forward(const Model& model, KvCache& cache, RunState& s, int32_t token,
         const LayerWeights& lw = w.layers[layer];
         // attention block: norm -> q,k,v -> rope -> cache -> attend -> output projection
         rmsNorm(s.x.data(), lw.attnNorm, c.nEmbd, c.rmsEps, s.xn.data());
-        matvec(lw.wq, s.xn.data(), s.q.data());
-        matvec(lw.wk, s.xn.data(), s.k.data());
-        matvec(lw.wv, s.xn.data(), s.v.data());
-        if (where.streaming) s.qRaw = s.q;
-        rope(s.q.data(), c.nHead, c.headDim, where.position, c.ropeBase, c.rope);
-        rope(s.k.data(), c.nHeadKv, c.headDim, where.position, c.ropeBase, c.rope);
+        projectQkv(c, w, lw, s, where);
         cache.writeK(layer, where.slot, s.k.data());
         cache.writeV(layer, where.slot, s.v.data());
         attend(model, cache, s, layer, where, probe);
@@ -171,6 +201,7 @@ void forward(const Model& model, KvCache& cache, RunState& s, int32_t token,
     }
     rmsNorm(s.x.data(), w.outputNorm, c.nEmbd, c.rmsEps, s.xn.data());
     matvec(w.output, s.xn.data(), s.logits.data());
+    addBias(s.logits, w.outputBias);
 }
 
 } // namespace sinkscope

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "memory/kv_cache.h"
-#include "model/model.h"
 #include "memory/snapshot.h"
+#include "model/model.h"
 
 #include <vector>
 

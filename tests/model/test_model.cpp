@@ -127,11 +127,11 @@ private slots:
 
     void halfSplitRopeFollowsTheArchitecture() {
         SyntheticSpec spec;
-        spec.rope = RopeStyle::HalfSplit;
+        spec.architecture = "exaone";
         auto neox = loadSpec(spec);
         QCOMPARE(neox->config().architecture, std::string("exaone"));
         QCOMPARE(neox->config().rope, RopeStyle::HalfSplit);
-        spec.rope = RopeStyle::AdjacentPairs;
+        spec.architecture = "llama";
         auto adjacent = loadSpec(spec);
         // same weights, different rotation: the logits differ once positions matter
         QVERIFY(largestDifference(promptLogits(*neox), promptLogits(*adjacent)) > 1e-4f);
