@@ -3,6 +3,7 @@
 // full causal attention, nothing shared with the engine's kernels. qwen3 has no llama.cpp
 // reference at the commit the other figures come from, so this is its check.
 #include "gguf/gguf.h"
+#include "gguf/gguf_writer.h"
 #include "model/model.h"
 #include "model/synthetic.h"
 #include "session/session.h"
@@ -146,6 +147,35 @@ std::vector<Vector> referenceLogits(const Model& model, const std::vector<int32_
     return logits;
 }
 
+// The synthetic model of `spec` with one f32 tensor replaced by `length` values, metadata kept.
+std::vector<uint8_t> withResizedTensor(const SyntheticSpec& spec, const std::string& name,
+                                       int64_t length) {
+    std::string error;
+    const auto file = GgufFile::fromBytes(syntheticModelBytes(spec), error, "model.gguf");
+    GgufWriter w;
+    for (const GgufKeyValue& kv : file->metadata()) {
+        if (const std::string* text = kv.value.asString())
+            w.setString(kv.key, *text);
+        else if (const auto* strings = kv.value.asStringArray())
+            w.setStringArray(kv.key, *strings);
+        else if (const auto* floats = kv.value.asFloatArray())
+            w.setFloat32Array(kv.key, std::vector<float>(floats->begin(), floats->end()));
+        else if (const auto* ints = kv.value.asIntArray())
+            w.setInt32Array(kv.key, std::vector<int32_t>(ints->begin(), ints->end()));
+        else if (kv.value.type() == GgufValueType::Float32)
+            w.setFloat32(kv.key, static_cast<float>(*kv.value.asFloat()));
+        else
+            w.setUint32(kv.key, static_cast<uint32_t>(*kv.value.asInt()));
+    }
+    for (const GgufTensorInfo& t : file->tensors()) {
+        if (t.name == name)
+            w.addTensorFromFloats(name, {length}, std::vector<float>(size_t(length), 1.0f));
+        else
+            w.addTensor(t.name, t.type, t.dims, std::vector<uint8_t>(t.data, t.data + t.byteSize));
+    }
+    return w.bytes();
+}
+
 } // namespace
 
 class TestArchitectures : public QObject {
@@ -196,6 +226,39 @@ private slots:
         }
         qInfo("largest logit difference from the reference: %.2e", worst);
         QVERIFY2(worst < 1e-3, qPrintable(QString("largest difference %1").arg(worst)));
+    }
+
+    // A bias, norm or frequency tensor of the wrong length is refused by name.
+    void rejectsMisshapenTensors_data() {
+        QTest::addColumn<QString>("architecture");
+        QTest::addColumn<QString>("tensor");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("qwen2 bias") << "qwen2"
+                                    << "blk.1.attn_k.bias"
+                                    << "tensor 'blk.1.attn_k.bias' has shape [31], expected [32]";
+        QTest::newRow("qwen3 norm") << "qwen3"
+                                    << "blk.0.attn_q_norm.weight"
+                                    << "tensor 'blk.0.attn_q_norm.weight' has shape [15], "
+                                       "expected [16]";
+        QTest::newRow("rope_freqs") << "llama"
+                                    << "rope_freqs.weight"
+                                    << "tensor 'rope_freqs.weight' has shape [7], expected [8]";
+    }
+    void rejectsMisshapenTensors() {
+        QFETCH(QString, architecture);
+        QFETCH(QString, tensor);
+        QFETCH(QString, message);
+        SyntheticSpec spec;
+        spec.architecture = architecture.toStdString();
+        spec.ropeFreqs = tensor == "rope_freqs.weight";
+        std::string error;
+        auto file = GgufFile::fromBytes(syntheticModelBytes(spec), error, "model.gguf");
+        const int64_t length = file->findTensor(tensor.toStdString())->dims[0] - 1;
+        file = GgufFile::fromBytes(withResizedTensor(spec, tensor.toStdString(), length), error,
+                                   "model.gguf");
+        QVERIFY2(file, error.c_str());
+        QVERIFY(!Model::fromGguf(std::move(file), error));
+        QVERIFY2(QString::fromStdString(error) == "model.gguf: " + message, error.c_str());
     }
 };
 
