@@ -1,19 +1,20 @@
 #include "window/main_window.h"
 
 #include "chat_panel/chat_panel.h"
-#include "worker/default_model.h"
-#include "worker/display_text.h"
-#include "worker/engine_client.h"
-#include "views/kv_cache_view.h"
-#include "views/mask_heatmap.h"
 #include "chat_panel/message_input.h"
+#include "chat_panel/token_text_view.h"
 #include "panels/policies_panel.h"
 #include "panels/settings_panel.h"
 #include "panels/stats_panel.h"
-#include "window/status_banner.h"
-#include "chat_panel/token_text_view.h"
+#include "views/kv_cache_view.h"
+#include "views/mask_heatmap.h"
 #include "views/tools_editor.h"
 #include "views/view_colors.h"
+#include "window/model_info_dialog.h"
+#include "window/status_banner.h"
+#include "worker/default_model.h"
+#include "worker/display_text.h"
+#include "worker/engine_client.h"
 
 #include <QAction>
 #include <QApplication>
@@ -30,6 +31,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -236,6 +238,7 @@ void MainWindow::createMenus() {
     }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Model Information…"), this, &MainWindow::showModelInfo);
     help->addAction(tr("&About Sinkscope"), this, &MainWindow::showAbout);
 }
 
@@ -244,8 +247,11 @@ void MainWindow::createStatusBar() {
     m_loadingBar->setRange(0, 0); // busy: loading has no measurable progress
     m_loadingBar->setMaximumWidth(120);
     m_loadingBar->hide();
-    m_modelLabel = new QLabel(tr("No model"), this);
+    m_modelLabel = new QToolButton(this);
+    m_modelLabel->setText(tr("No model"));
     m_modelLabel->setObjectName(QStringLiteral("modelLabel"));
+    m_modelLabel->setAutoRaise(true);
+    connect(m_modelLabel, &QToolButton::clicked, this, &MainWindow::showModelInfo);
     statusBar()->addPermanentWidget(m_loadingBar);
     statusBar()->addPermanentWidget(m_modelLabel);
 }
@@ -331,6 +337,13 @@ void MainWindow::exportHeatmap() {
         else
             m_banner->showError(tr("Could not export the heatmap to %1 (is it empty?)").arg(path));
     });
+    dialog->open();
+}
+
+void MainWindow::showModelInfo() {
+    if (!m_model) return;
+    auto* dialog = new ModelInfoDialog(*m_model, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->open();
 }
 

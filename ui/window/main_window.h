@@ -13,6 +13,7 @@
 
 class QAction;
 class QLabel;
+class QToolButton;
 class QProgressBar;
 class QTabWidget;
 
@@ -91,6 +92,7 @@ private:
     void chooseModelFile();
     void exportHeatmap();
     void showAbout();
+    void showModelInfo(); // nothing before a model has loaded
     void setLoading(bool loading);
     void saveSettings();
     GenerationLimits effectiveLimits() const;
@@ -133,7 +135,7 @@ private:
     QLabel* m_toolsStatus = nullptr;  // what the applied tools pinned, and the rebuild's time
     QLabel* m_toolsPreview = nullptr; // what the edited tools would pin, before Apply
     QString m_draftTools;             // the edited tools being previewed (compact JSON), or ""
-    QLabel* m_modelLabel = nullptr;
+    QToolButton* m_modelLabel = nullptr; // flat; a click opens the model information
     QProgressBar* m_loadingBar = nullptr;
     QAction* m_stopAction = nullptr;
 

@@ -2,13 +2,14 @@
 // holds a pointer into engine memory.
 #pragma once
 
+#include "memory/snapshot.h"
 #include "session/assistant_turn.h"
 #include "session/sampler.h"
 #include "session/session.h"
-#include "memory/snapshot.h"
 
 #include <QList>
 #include <QMetaType>
+#include <QPair>
 #include <QString>
 #include <QStringList>
 
@@ -53,8 +54,13 @@ struct ModelInfo {
     int nCtxTrain = 0;
     qint64 parameters = 0;
     qint64 fileBytes = 0;
-    int suggestedKvWindow = 0;  // from the model's metadata; 0 = none
-    QString suggestedPositions; // "absolute", "streaming" or "" (none)
+    int suggestedKvWindow = 0;              // from the model's metadata; 0 = none
+    QString suggestedPositions;             // "absolute", "streaming" or "" (none)
+    QList<QPair<QString, int>> weightTypes; // ggml type name and tensor count, most tensors first
+    QString vocabularyModel;                // tokenizer.ggml.model: "llama" (SentencePiece), "gpt2"
+    QString preTokenizer;                   // tokenizer.ggml.pre, "" when absent
+    QString chatLayout;           // the layout the chat writes: "needle", "chatml", "plain"
+    qint64 chatTemplateBytes = 0; // tokenizer.chat_template's size; 0 when absent
 
     QString displayName() const; // the GGUF name, or the file name when it has none
 };

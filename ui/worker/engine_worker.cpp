@@ -1,9 +1,9 @@
 #include "worker/engine_worker.h"
 
 #include "memory/budget.h"
+#include "session/session_defaults.h"
 #include "worker/default_model.h"
 #include "worker/display_text.h"
-#include "session/session_defaults.h"
 #include "worker/snapshot_mailbox.h"
 
 #include <QCoreApplication>
@@ -12,7 +12,9 @@
 #include <QFileInfo>
 #include <QThread>
 
+#include <algorithm>
 #include <exception>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -71,6 +73,20 @@ ModelInfo modelInfoFor(const Model& model, const QString& path) {
     info.fileBytes = QFileInfo(path).size();
     info.suggestedKvWindow = config.suggestedKvWindow;
     info.suggestedPositions = QString::fromStdString(config.suggestedPositionMode);
+    std::map<std::string, int> typeCounts;
+    for (const GgufTensorInfo& tensor : model.file().tensors())
+        ++typeCounts[ggmlTypeName(tensor.type)];
+    for (const auto& [type, count] : typeCounts)
+        info.weightTypes.append({QString::fromStdString(type), count});
+    std::stable_sort(info.weightTypes.begin(), info.weightTypes.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    const GgufFile& file = model.file();
+    info.vocabularyModel =
+        QString::fromStdString(file.getString("tokenizer.ggml.model").value_or(""));
+    info.preTokenizer = QString::fromStdString(file.getString("tokenizer.ggml.pre").value_or(""));
+    info.chatLayout = QString::fromLatin1(chatLayoutName(ChatTemplate::detectLayout(model)));
+    if (const auto source = file.getString("tokenizer.chat_template"))
+        info.chatTemplateBytes = qint64(source->size());
     return info;
 }
 
