@@ -55,8 +55,9 @@ commands:
   budget (--model FILE | --layers L --kv-heads H --head-dim D --d-model M --sites S --max-seq N)
       [--kv-window W (the model's, else 0 = budget)]
       Prints the budget-derived KV window (and, for a model, its position mode) as JSON.
-  tokenize --model FILE --text TEXT [--special]
-      Prints the token ids (BOS included) and pieces as JSON.
+  tokenize --model FILE --text TEXT [--special] [--no-bos]
+      Prints the token ids (BOS included when the vocabulary adds it) and pieces as JSON;
+      FILE may be a vocabulary without tensors.
   perplexity --model FILE --file TEXT --ctx N [--kv-window W (0 = budget)] [--kv-bits B (32)]
       [--positions P] [--sinks S]
       Prints llama-perplexity's figure for the text as JSON.
