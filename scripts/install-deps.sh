@@ -8,6 +8,6 @@ $SUDO apt-get update
 $SUDO apt-get install -y --no-install-recommends \
     build-essential cmake ninja-build \
     qt6-base-dev qt6-charts-dev libgl-dev \
-    nlohmann-json3-dev \
+    nlohmann-json3-dev libicu-dev \
     fonts-dejavu-core xvfb xauth \
     clang-14 libclang-rt-14-dev # the libFuzzer targets in tests/fuzz (SINKSCOPE_FUZZ=ON)

@@ -390,6 +390,9 @@ void TestTokenizerGguf::preTokenizerWarnings_data() {
     QTest::newRow("not implemented")
         << "tekken"
         << "pre-tokenizer \"tekken\" is not supported: using the default one";
+    QTest::newRow("line break in the name")
+        << "a\nb"
+        << "unknown pre-tokenizer \"a?b\": using the default one";
     QTest::newRow("empty") << ""
                            << "tokenizer.ggml.pre is missing: using the default pre-tokenizer";
 }

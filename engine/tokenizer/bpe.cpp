@@ -4,7 +4,7 @@
 // either symbol has changed since: merged away, or grown into a longer token (a different id).
 #include "tokenizer/bpe.h"
 
-#include "tokenizer/code_points.h"
+#include "tokenizer/quoted.h"
 
 #include <limits>
 #include <queue>
@@ -48,17 +48,6 @@ constexpr std::array<int16_t, kCharacterLimit> kCharacterBytes = [] {
         bytes[kByteCharacters[static_cast<size_t>(byte)]] = static_cast<int16_t>(byte);
     return bytes;
 }();
-
-// A message quotes text from the file: control bytes shown as '?', long texts cut short.
-std::string quoted(std::string_view text) {
-    constexpr size_t kLongest = 48;
-    std::string shown;
-    for (const char byte : text.substr(0, kLongest)) {
-        const auto value = static_cast<uint8_t>(byte);
-        shown.push_back(value < 0x20 || value == 0x7F ? '?' : byte);
-    }
-    return "\"" + shown + (text.size() > kLongest ? "...\"" : "\"");
-}
 
 uint64_t pairKey(int32_t left, int32_t right) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
@@ -106,14 +95,21 @@ std::string_view gpt2CharacterOf(uint8_t byte) {
 std::string gpt2BytesOf(std::string_view piece) {
     std::string bytes;
     bytes.reserve(piece.size());
-    for (const CodePoint& c : decodeCodePoints(piece)) {
-        const bool mapped = c.value < kCharacterLimit && kCharacterBytes[c.value] >= 0;
-        const size_t canonicalLength = c.value < 0x80 ? 1 : 2; // not an overlong form
-        if (mapped && c.length == canonicalLength) {
-            bytes.push_back(static_cast<char>(kCharacterBytes[c.value]));
+    for (size_t i = 0; i < piece.size();) {
+        // The characters are below U+0800: ASCII, or a two-byte sequence (overlong ones excluded).
+        const auto lead = static_cast<uint8_t>(piece[i]);
+        const auto next = i + 1 < piece.size() ? static_cast<uint8_t>(piece[i + 1]) : 0;
+        const bool twoBytes = lead >= 0xC2 && lead <= 0xDF && (next & 0xC0) == 0x80;
+        const char32_t value = twoBytes ? ((lead & 0x1F) << 6) | (next & 0x3F) : lead;
+        const size_t length = twoBytes ? 2 : 1;
+        const bool character =
+            (lead < 0x80 || twoBytes) && value < kCharacterLimit && kCharacterBytes[value] >= 0;
+        if (character) {
+            bytes.push_back(static_cast<char>(kCharacterBytes[value]));
         } else {
-            bytes.append(piece.substr(c.offset, c.length));
+            bytes.append(piece.substr(i, length)); // no encoding makes this: kept as it is
         }
+        i += length;
     }
     return bytes;
 }
@@ -129,7 +125,7 @@ std::optional<BpeEncoder> BpeEncoder::create(const Vocabulary& vocab, const Toke
     for (size_t rank = 0; rank < vocab.merges.size(); ++rank) {
         const std::string_view merge = vocab.merges[rank];
         const std::string where =
-            "tokenizer.ggml.merges[" + std::to_string(rank) + "] = " + quoted(merge);
+            "tokenizer.ggml.merges[" + std::to_string(rank) + "] = " + quotedText(merge);
         // Like llama.cpp, the first space after the first byte separates the two texts.
         const size_t space = merge.find(' ', 1);
         if (space == std::string_view::npos || space + 1 == merge.size()) {
@@ -143,11 +139,12 @@ std::optional<BpeEncoder> BpeEncoder::create(const Vocabulary& vocab, const Toke
         const auto rightId = index.find(right);
         const auto mergedId = index.find(joined);
         if (!leftId || !rightId) {
-            error = where + " names " + quoted(leftId ? right : left) + ", which is not a token";
+            error =
+                where + " names " + quotedText(leftId ? right : left) + ", which is not a token";
             return std::nullopt;
         }
         if (!mergedId) {
-            error = where + " makes " + quoted(joined) + ", which is not a token";
+            error = where + " makes " + quotedText(joined) + ", which is not a token";
             return std::nullopt;
         }
         encoder.m_merges.try_emplace(pairKey(*leftId, *rightId),

@@ -83,7 +83,7 @@ std::vector<CodePoint> decodeCodePoints(std::string_view text) {
         }
         const size_t length = complete ? 1 + static_cast<size_t>(continuations) : 1;
         if (!complete) value = kReplacement;
-        codePoints.push_back({value, codePointClasses(value), offset, length});
+        codePoints.push_back({value, codePointClasses(value), offset});
         offset += length;
     }
     return codePoints;

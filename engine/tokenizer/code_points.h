@@ -27,14 +27,14 @@ struct CodePoint {
     char32_t value = 0;   // U+FFFD for a byte that starts no sequence
     uint16_t classes = 0; // CodePointClass bits; never 0
     size_t offset = 0;    // of its first byte in the text
-    size_t length = 0;    // bytes
 };
 
 // The code points of `text`, read the way llama.cpp reads UTF-8 (unicode_cpts_from_utf8): a lead
 // byte takes as many continuation bytes (10xxxxxx) as its high bits say, without rejecting
 // overlong forms, surrogates or values past U+10FFFF; a byte that starts no such sequence is one
-// U+FFFD. Unlike llama.cpp, the bytes themselves are kept (offset, length), so that an invalid
-// sequence splits like llama.cpp's U+FFFD but still encodes, and decodes, as its own bytes.
+// U+FFFD. Unlike llama.cpp, the bytes themselves are kept (a code point ends where the next one
+// starts), so that an invalid sequence splits like llama.cpp's U+FFFD but still encodes, and
+// decodes, as its own bytes.
 std::vector<CodePoint> decodeCodePoints(std::string_view text);
 
 uint16_t codePointClasses(char32_t value);

@@ -2,6 +2,7 @@
 
 #include "gguf.h"
 #include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/quoted.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -75,8 +76,8 @@ bool readModel(const GgufFile& file, Vocabulary& vocab, std::string& error) {
     } else if (name == "gpt2") {
         vocab.model = TokenizerModel::BytePairEncoding;
     } else {
-        error = "tokenizer model \"" + name +
-                "\" is not supported (only \"llama\", SentencePiece, and \"gpt2\", byte-level BPE)";
+        error = "tokenizer model " + quotedText(name) +
+                " is not supported (only \"llama\", SentencePiece, and \"gpt2\", byte-level BPE)";
         return false;
     }
     return true;

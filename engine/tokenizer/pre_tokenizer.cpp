@@ -25,6 +25,7 @@
 #include "tokenizer/pre_tokenizer.h"
 
 #include "tokenizer/code_points.h"
+#include "tokenizer/quoted.h"
 
 #include <algorithm>
 #include <array>
@@ -414,7 +415,7 @@ PreTokenizer PreTokenizer::forName(std::string_view name, std::string& warning) 
         const auto& names = family.preNames;
         if (std::find(names.begin(), names.end(), name) != names.end()) return PreTokenizer(family);
     }
-    const std::string quoted = "\"" + std::string(name) + "\"";
+    const std::string quoted = quotedText(name);
     if (name.empty()) {
         warning = "tokenizer.ggml.pre is missing: using the default pre-tokenizer";
     } else if (std::find(std::begin(kUnsupportedNames), std::end(kUnsupportedNames), name) !=
