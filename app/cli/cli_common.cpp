@@ -1,5 +1,6 @@
 #include "cli_common.h"
 
+#include "gguf/gguf.h"
 #include "memory/budget.h"
 #include "session/session_defaults.h"
 
@@ -62,6 +63,16 @@ std::unique_ptr<Model> loadModel(const std::string& path) {
     std::unique_ptr<Model> model = Model::load(path, error);
     if (!model) throw InputError("cannot load model '" + path + "': " + error);
     return model;
+}
+
+Tokenizer loadTokenizer(const std::string& path) {
+    requireRegularFile(path, "model");
+    std::string error;
+    const std::unique_ptr<GgufFile> file = GgufFile::open(path, error);
+    std::optional<Tokenizer> tokenizer;
+    if (file) tokenizer = Tokenizer::fromGguf(*file, error);
+    if (!tokenizer) throw InputError("cannot load model '" + path + "': " + error);
+    return std::move(*tokenizer);
 }
 
 std::string readWholeFile(const std::string& path, std::string_view what) {

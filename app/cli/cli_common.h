@@ -23,6 +23,8 @@ std::vector<int32_t> tokenizeWithBos(const Tokenizer& tokenizer, std::string_vie
 
 // Throws InputError for a missing path, a directory, or a file the loader rejects (its message).
 std::unique_ptr<Model> loadModel(const std::string& path);
+// The file's tokenizer alone (no tensors needed); throws InputError as loadModel does.
+Tokenizer loadTokenizer(const std::string& path);
 // The whole file's bytes; InputError naming `what` ("prompt file") when it cannot be read.
 std::string readWholeFile(const std::string& path, std::string_view what);
 

@@ -56,8 +56,9 @@ commands:
   budget (--model FILE | --layers L --kv-heads H --head-dim D --d-model M --sites S --max-seq N)
       [--kv-window W (the model's, else 0 = budget)]
       Prints the budget-derived KV window (and, for a model, its position mode) as JSON.
-  tokenize --model FILE --text TEXT [--special]
-      Prints the token ids (BOS included) and pieces as JSON.
+  tokenize --model FILE --text TEXT [--special] [--no-bos]
+      Prints the token ids (BOS included when the vocabulary adds it) and pieces as JSON;
+      FILE may be a vocabulary without tensors.
   logits --model FILE (--prompt TEXT | --prompt-file FILE) [--special] [--top K (16)]
       [--kv-bits B (16)] [--json]
       Prints, for every prompt position, the K best [token id, logit] as JSON:

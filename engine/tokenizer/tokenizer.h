@@ -1,55 +1,42 @@
-// SentencePiece ("llama") tokenizer read from GGUF metadata, matching llama.cpp's SPM tokenizer:
-// a space prefix, spaces as U+2581, greedy bigram merges by score, byte fallback (<0xXX>).
+// The tokenizer of a GGUF vocabulary, matching llama.cpp's: SentencePiece ("llama",
+// tokenizer/spm.h) or byte-level BPE ("gpt2", tokenizer/bpe.h). Both share the vocabulary, the
+// special-token split and the BOS rule; this facade dispatches the rest.
 #pragma once
 
+#include "tokenizer/bpe.h"
+#include "tokenizer/spm.h"
+#include "tokenizer/vocabulary.h"
+
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <variant>
 #include <vector>
 
 namespace sinkscope {
 
 class GgufFile;
 
-// llama.cpp's token attribute ids (tokenizer.ggml.token_type).
-enum class TokenType : int32_t {
-    Undefined = 0,
-    Normal = 1,
-    Unknown = 2,
-    Control = 3,
-    UserDefined = 4,
-    Unused = 5,
-    Byte = 6,
-};
-
-struct Vocabulary {
-    std::vector<std::string> pieces; // [n_vocab] as stored ("▁the", "<0x0A>", "<s>")
-    std::vector<float> scores;       // [n_vocab]
-    std::vector<TokenType> types;    // [n_vocab]
-    int32_t bos = 1;
-    int32_t eos = 2;
-    int32_t unk = 0;
-    bool addBos = true;
-    bool addSpacePrefix = true;
-};
-
 class Tokenizer {
 public:
-    // Reads tokenizer.ggml.{model,tokens,scores,token_type,bos_token_id,...}; model must be
-    // "llama".
+    // Reads tokenizer.ggml.* (tokenizer/gguf_vocabulary.h): nullopt and `error` for a file
+    // whose vocabulary is missing, malformed or inconsistent. Needs no tensors.
     static std::optional<Tokenizer> fromGguf(const GgufFile& file, std::string& error);
+    // nullopt and `error` for a BPE vocabulary whose merges name or make texts that are no
+    // tokens. Scores and types shorter than the pieces are filled with 0 and Normal.
+    static std::optional<Tokenizer> fromVocabulary(Vocabulary vocab, std::string& error);
+    // As fromVocabulary; throws std::invalid_argument where it fails (a vocabulary built in code).
     explicit Tokenizer(Vocabulary vocab);
 
     // Token ids of `text`; BOS first when addBos. Control-token text is not parsed as special
-    // unless parseSpecial (then e.g. "<|im_start|>" becomes its single id).
+    // unless parseSpecial (then e.g. "<|im_start|>" becomes its single id); user-defined tokens
+    // are always cut out, as llama.cpp does.
     std::vector<int32_t> encode(std::string_view text, bool addBos,
                                 bool parseSpecial = false) const;
-    // The bytes of one token as it appears in text: "▁" -> " ", <0xXX> -> that byte,
-    // control tokens -> "" (their stored text when showSpecial).
+    // The bytes of one token as it appears in text (SpmEncoder::piece, BpeEncoder::piece):
+    // control tokens "" (their stored text when showSpecial); "" for ids outside the vocabulary.
     std::string piece(int32_t id, bool showSpecial = false) const;
     // Concatenated pieces; drops the single leading space the prefix added when stripSpacePrefix.
     std::string decode(std::span<const int32_t> ids, bool stripSpacePrefix = false) const;
@@ -60,30 +47,24 @@ public:
     int32_t eos() const { return m_vocab.eos; }
     bool addBos() const { return m_vocab.addBos; }
     TokenType type(int32_t id) const;
+    TokenizerModel model() const { return m_vocab.model; }
     const Vocabulary& vocabulary() const { return m_vocab; }
+    // What loading noticed without failing, e.g. an unknown pre-tokenizer replaced by the default.
+    const std::vector<std::string>& warnings() const { return m_warnings; }
+    // The BPE pre-tokenizer; nullptr for SentencePiece.
+    const PreTokenizer* preTokenizer() const;
 
 private:
-    // Lets m_index be searched with a string_view, without building a std::string per lookup.
-    struct PieceHash {
-        using is_transparent = void;
-        size_t operator()(std::string_view piece) const {
-            return std::hash<std::string_view>{}(piece);
-        }
-    };
-
-    // The SPM merge over one text fragment whose spaces are already U+2581; appends its ids.
-    void appendMergedTokens(std::string_view escapedText, std::vector<int32_t>& ids) const;
-    // A symbol that is no token: one id per byte (byte fallback).
-    void appendByteTokens(std::string_view symbol, std::vector<int32_t>& ids) const;
-    int32_t byteFallbackToken(uint8_t byte) const;
+    Tokenizer() = default;
+    bool build(Vocabulary vocab, std::string& error);
 
     Vocabulary m_vocab;
-    // stored piece -> id; on duplicate pieces the last id wins, as in llama.cpp
-    std::unordered_map<std::string, int32_t, PieceHash, std::equal_to<>> m_index;
-    int32_t m_byteTokens[256]; // byte -> id of <0xXX>, else of the one-byte piece, else unk
+    TokenIndex m_index;
     // [n_special] control, user-defined and unknown ids with non-empty text, longest text first:
     // the order in which llama.cpp cuts them out of the text before the merge.
     std::vector<int32_t> m_specialTokens;
+    std::variant<SpmEncoder, BpeEncoder> m_encoder;
+    std::vector<std::string> m_warnings;
 };
 
 } // namespace sinkscope

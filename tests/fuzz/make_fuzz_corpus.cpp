@@ -6,6 +6,8 @@
 //                             failure family (header, counts, lengths, duplicates, tokenizer,
 //                             shapes, types, truncation)
 // DIR/corpus/fuzz_tokenizer/  texts: ASCII, spaces, multi-byte UTF-8, invalid UTF-8, specials
+// DIR/corpus/fuzz_bpe_tokenizer/  texts for the pre-tokenizers: contractions, digit runs,
+//                             whitespace runs, scripts, punctuation, invalid UTF-8, specials
 // DIR/corpus/fuzz_tool_schema/  the tools of every preset in resources/presets (compact and
 //                               indented), and one broken schema per kind of issue
 // DIR/corpus/fuzz_call_grammar/, fuzz_tool_calls/
@@ -13,7 +15,9 @@
 //                             shortest complete call, the same cut in half, and a wrong name
 // DIR/fuzz_gguf.dict          every key and tensor name of the tiny model, plus optional keys
 // DIR/fuzz_tokenizer.dict     the fuzz vocabulary's pieces
+// DIR/fuzz_bpe_tokenizer.dict the BPE fuzz vocabulary's pieces, as the bytes they stand for
 // DIR/fuzz_tools.dict         JSON punctuation, literals and the schema and call keywords
+#include "fuzz_bpe_vocabulary.h"
 #include "tools/call_matcher.h"
 #include "fuzz_vocabulary.h"
 #include "gguf/gguf.h"
@@ -210,6 +214,21 @@ std::map<std::string, std::string> tokenizerSeeds() {
     };
 }
 
+std::map<std::string, std::string> bpeTokenizerSeeds() {
+    return {
+        {"contractions.txt", "I'm sure they'll've done it; we'd WE'D you'Re ' era"},
+        {"digits.txt", "1 12 123 1234 12345 3.14159 1,000,000 \xD9\xA3\xD9\xA4 \xC2\xBD"},
+        {"whitespace.txt", "a  b   c\n\n d\t\te \r\n  \n \xC2\xA0x\xE3\x80\x80y   "},
+        {"scripts.txt", "Führer на Български 日本語のテキスト 한국어 ಕನ್ನಡ \xF0\x9F\xA6\x99.cpp"},
+        {"punctuation.txt", "hello!!world a+=b --x $$ `c` \xE2\x80\x94 \xEF\xBC\x81 \xE3\x80\x82"},
+        {"invalid-utf8.txt", "a\x80\xBF b\xC3 \xE2\x82x\xC0\x80 \xF5\x80\x80\x80 \xFF\xED\xA0\x80"},
+        {"specials.txt", "<|im_start|>user\nhi<tool> x<|endoftext|><|im_start"},
+        {"merges.txt",
+         "the cat at the caf\xC3\xA9 hello \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x99\x82"},
+        {"empty.txt", ""},
+    };
+}
+
 // The tool sets of the shipped presets, by file stem.
 std::map<std::string, ToolSet> presetTools(const fs::path& presets) {
     std::map<std::string, ToolSet> tools;
@@ -380,6 +399,15 @@ std::set<std::string> tokenizerDictionary() {
     return words;
 }
 
+std::set<std::string> bpeTokenizerDictionary() {
+    const Vocabulary vocab = fuzz::fuzzBpeVocabulary("gpt-2");
+    std::set<std::string> words;
+    for (size_t id = 256; id < vocab.pieces.size(); ++id) // past the 256 byte characters
+        words.insert(vocab.types[id] == TokenType::Normal ? gpt2BytesOf(vocab.pieces[id])
+                                                          : vocab.pieces[id]);
+    return words;
+}
+
 void writeFile(const fs::path& path, const void* data, size_t size) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
@@ -419,12 +447,14 @@ int main(int argc, char** argv) {
         for (const auto& [name, bytes] : ggufSeeds())
             writeFile(gguf / name, bytes.data(), bytes.size());
         writeTexts(root / "corpus" / "fuzz_tokenizer", tokenizerSeeds());
+        writeTexts(root / "corpus" / "fuzz_bpe_tokenizer", bpeTokenizerSeeds());
         const auto presets = presetTools(root / ".." / ".." / "resources" / "presets");
         writeTexts(root / "corpus" / "fuzz_tool_schema", toolSchemaSeeds(presets));
         writeTexts(root / "corpus" / "fuzz_call_grammar", toolCallSeeds(presets));
         writeTexts(root / "corpus" / "fuzz_tool_calls", toolCallSeeds(presets));
         writeDictionary(root / "fuzz_gguf.dict", ggufDictionary());
         writeDictionary(root / "fuzz_tokenizer.dict", tokenizerDictionary());
+        writeDictionary(root / "fuzz_bpe_tokenizer.dict", bpeTokenizerDictionary());
         writeDictionary(root / "fuzz_tools.dict",
                         std::set<std::string>(std::begin(kToolWords), std::end(kToolWords)));
     } catch (const std::exception& e) {

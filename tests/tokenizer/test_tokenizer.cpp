@@ -1,28 +1,22 @@
 // The SentencePiece tokenizer: merges, byte fallback, space prefix and special tokens on small
-// vocabularies built here; GGUF metadata validation on hand-made files; and the exact ids and
-// texts llama.cpp gives for stories260K (shared/reference/stories260K-llamacpp.json).
+// vocabularies built here, and the exact ids and texts llama.cpp gives for stories260K
+// (shared/reference/stories260K-llamacpp.json). GGUF metadata: test_tokenizer_gguf.cpp.
 #include <QtTest>
 
-#include "gguf/gguf.h"
-#include "gguf/gguf_writer.h"
 #include "test_support.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer_test_support.h"
 
 #include <QElapsedTimer>
-#include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 
 #include <algorithm>
-#include <functional>
 #include <random>
 
 using namespace sinkscope;
+using sinkscope::test::Ids;
+using sinkscope::test::idsFromJson;
 
 namespace {
-
-using Ids = std::vector<int32_t>;
 
 constexpr std::string_view kSpace = "\xE2\x96\x81"; // U+2581, how the vocabulary stores ' '
 
@@ -85,68 +79,10 @@ std::optional<Tokenizer> loadStories(std::string& error) {
 }
 
 QJsonObject readReference() {
-    QFile file(test::sharedPath("reference/stories260K-llamacpp.json"));
-    if (!file.open(QIODevice::ReadOnly)) return {};
-    return QJsonDocument::fromJson(file.readAll()).object();
-}
-
-Ids idsFromJson(const QJsonArray& array) {
-    Ids ids;
-    for (const QJsonValue& value : array)
-        ids.push_back(value.toInt());
-    return ids;
-}
-
-QByteArray bytesOf(const GgufWriter& writer) {
-    const std::vector<uint8_t> bytes = writer.bytes();
-    return QByteArray(reinterpret_cast<const char*>(bytes.data()),
-                      static_cast<qsizetype>(bytes.size()));
-}
-
-// A valid five-token tokenizer header without the keys in `omit`, then `edit`'s keys (keys are
-// omitted rather than set twice, since a GGUF file must not repeat a key).
-QByteArray tokenizerFile(const std::function<void(GgufWriter&)>& edit,
-                         std::initializer_list<std::string_view> omit = {}) {
-    const auto keep = [&](std::string_view key) {
-        return std::find(omit.begin(), omit.end(), key) == omit.end();
-    };
-    GgufWriter writer;
-    if (keep("tokenizer.ggml.model")) writer.setString("tokenizer.ggml.model", "llama");
-    if (keep("tokenizer.ggml.tokens")) {
-        writer.setStringArray("tokenizer.ggml.tokens",
-                              {"<unk>", "<s>", "</s>", withMarker("a"), "a"});
-    }
-    if (keep("tokenizer.ggml.scores")) {
-        writer.setFloat32Array("tokenizer.ggml.scores", {0, 0, 0, -1, -2});
-    }
-    if (keep("tokenizer.ggml.token_type")) {
-        writer.setInt32Array("tokenizer.ggml.token_type", {2, 3, 3, 1, 1});
-    }
-    edit(writer);
-    return bytesOf(writer);
-}
-
-std::unique_ptr<GgufFile> parse(const QByteArray& bytes) {
-    std::string error;
-    auto file = GgufFile::fromBytes(std::vector<uint8_t>(bytes.begin(), bytes.end()), error);
-    if (!file) qWarning("GGUF did not parse: %s", error.c_str());
-    return file;
+    return test::readJsonObject(test::sharedPath("reference/stories260K-llamacpp.json"));
 }
 
 } // namespace
-
-// Readable failure messages for QCOMPARE on ids and byte strings.
-namespace QTest {
-template <> char* toString(const Ids& ids) {
-    QByteArray text = "[";
-    for (size_t i = 0; i < ids.size(); ++i)
-        text += (i ? ", " : "") + QByteArray::number(ids[i]);
-    return qstrdup(text + "]");
-}
-template <> char* toString(const std::string& text) {
-    return toString(QByteArray::fromStdString(text));
-}
-} // namespace QTest
 
 class TestTokenizer : public QObject {
     Q_OBJECT
@@ -167,11 +103,6 @@ private slots:
     void decodeStripsOneSpace();
     void roundTripSmallVocabulary();
     void largeVocabulary();
-
-    void ggufDefaults();
-    void ggufSettings();
-    void ggufErrors_data();
-    void ggufErrors();
 
     void storiesTokenize_data();
     void storiesTokenize();
@@ -429,136 +360,6 @@ void TestTokenizer::largeVocabulary() {
     QVERIFY2(elapsedMs < kBudgetMs, qPrintable(QString("200 kB took %1 ms").arg(elapsedMs)));
     QVERIFY(ids.size() < text.size() / 2); // merges happened
     QCOMPARE(tokenizer.decode(ids, true), text);
-}
-
-// Only model and tokens: scores 0, types Normal, ids 1/2/0, BOS and space prefix on.
-void TestTokenizer::ggufDefaults() {
-    GgufWriter writer;
-    writer.setString("tokenizer.ggml.model", "llama");
-    writer.setStringArray("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a"});
-    const auto file = parse(bytesOf(writer));
-    QVERIFY(file);
-    std::string error;
-    const auto tokenizer = Tokenizer::fromGguf(*file, error);
-    QVERIFY2(tokenizer, error.c_str());
-    const Vocabulary& vocab = tokenizer->vocabulary();
-    QCOMPARE(tokenizer->size(), 4);
-    QCOMPARE(vocab.pieces[3], std::string("a"));
-    QCOMPARE(vocab.scores, (std::vector<float>{0, 0, 0, 0}));
-    QCOMPARE(vocab.types, std::vector<TokenType>(4, TokenType::Normal));
-    QCOMPARE(vocab.bos, 1);
-    QCOMPARE(vocab.eos, 2);
-    QCOMPARE(vocab.unk, 0);
-    QVERIFY(vocab.addBos);
-    QVERIFY(vocab.addSpacePrefix);
-}
-
-void TestTokenizer::ggufSettings() {
-    const auto file = parse(tokenizerFile([](GgufWriter& writer) {
-        writer.setUint32("tokenizer.ggml.bos_token_id", 4);
-        writer.setUint32("tokenizer.ggml.eos_token_id", 3);
-        writer.setUint32("tokenizer.ggml.unknown_token_id", 2);
-        writer.setBool("tokenizer.ggml.add_bos_token", false);
-        writer.setBool("tokenizer.ggml.add_space_prefix", false);
-    }));
-    QVERIFY(file);
-    std::string error;
-    const auto tokenizer = Tokenizer::fromGguf(*file, error);
-    QVERIFY2(tokenizer, error.c_str());
-    const Vocabulary& vocab = tokenizer->vocabulary();
-    QCOMPARE(vocab.pieces,
-             (std::vector<std::string>{"<unk>", "<s>", "</s>", withMarker("a"), "a"}));
-    QCOMPARE(vocab.scores, (std::vector<float>{0, 0, 0, -1, -2}));
-    QCOMPARE(vocab.types,
-             (std::vector<TokenType>{TokenType::Unknown, TokenType::Control, TokenType::Control,
-                                     TokenType::Normal, TokenType::Normal}));
-    QCOMPARE(tokenizer->bos(), 4);
-    QCOMPARE(tokenizer->eos(), 3);
-    QCOMPARE(vocab.unk, 2);
-    QVERIFY(!tokenizer->addBos());
-    QVERIFY(!vocab.addSpacePrefix);
-    QCOMPARE(tokenizer->encode("a", false), Ids{4}); // no prefix: "a", not "▁a"
-}
-
-// One hand-made file per failure mode; the message must name what is wrong.
-void TestTokenizer::ggufErrors_data() {
-    QTest::addColumn<QByteArray>("file");
-    QTest::addColumn<QString>("expectedError");
-    using Edit = std::function<void(GgufWriter&)>;
-    const auto row = [](const char* name, const Edit& edit, const char* expected,
-                        std::initializer_list<std::string_view> omit = {}) {
-        QTest::newRow(name) << tokenizerFile(edit, omit) << QString(expected);
-    };
-    const auto nothing = [](GgufWriter&) {};
-    row("no model", nothing, "tokenizer.ggml.model is missing", {"tokenizer.ggml.model"});
-    row("gpt2 model", [](GgufWriter& w) { w.setString("tokenizer.ggml.model", "gpt2"); },
-        "tokenizer model \"gpt2\" is not supported", {"tokenizer.ggml.model"});
-    row("model not a string", [](GgufWriter& w) { w.setUint32("tokenizer.ggml.model", 1); },
-        "tokenizer.ggml.model", {"tokenizer.ggml.model"});
-    row("no tokens", nothing, "tokenizer.ggml.tokens is missing",
-        {"tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type"});
-    row("tokens not strings",
-        [](GgufWriter& w) {
-            w.setInt32Array("tokenizer.ggml.tokens", {1, 2, 3, 4, 5});
-        },
-        "tokenizer.ggml.tokens is missing or not an array of strings", {"tokenizer.ggml.tokens"});
-    row("empty vocabulary", [](GgufWriter& w) { w.setStringArray("tokenizer.ggml.tokens", {}); },
-        "tokenizer.ggml.tokens is empty",
-        {"tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type"});
-    row("scores short",
-        [](GgufWriter& w) {
-            w.setFloat32Array("tokenizer.ggml.scores", {0, 0});
-        },
-        "tokenizer.ggml.scores has 2 entries but tokenizer.ggml.tokens has 5",
-        {"tokenizer.ggml.scores"});
-    row("scores not floats",
-        [](GgufWriter& w) {
-            w.setStringArray("tokenizer.ggml.scores", {"x", "y", "z", "u", "v"});
-        },
-        "tokenizer.ggml.scores is not an array of floats", {"tokenizer.ggml.scores"});
-    row("types long",
-        [](GgufWriter& w) {
-            w.setInt32Array("tokenizer.ggml.token_type", {1, 1, 1, 1, 1, 1});
-        },
-        "tokenizer.ggml.token_type has 6 entries but tokenizer.ggml.tokens has 5",
-        {"tokenizer.ggml.token_type"});
-    row("types not integers",
-        [](GgufWriter& w) {
-            w.setFloat32Array("tokenizer.ggml.token_type", {1, 1, 1, 1, 1});
-        },
-        "tokenizer.ggml.token_type is not an array of integers", {"tokenizer.ggml.token_type"});
-    row(
-        "bos outside", [](GgufWriter& w) { w.setUint32("tokenizer.ggml.bos_token_id", 5); },
-        "tokenizer.ggml.bos_token_id = 5 is outside the vocabulary of 5 tokens");
-    row(
-        "eos negative", [](GgufWriter& w) { w.setInt32("tokenizer.ggml.eos_token_id", -1); },
-        "tokenizer.ggml.eos_token_id = -1 is outside the vocabulary");
-    row(
-        "unk none",
-        [](GgufWriter& w) { w.setUint32("tokenizer.ggml.unknown_token_id", 0xFFFFFFFFu); },
-        "tokenizer.ggml.unknown_token_id = 4294967295 is outside the vocabulary");
-    row(
-        "bos not an integer",
-        [](GgufWriter& w) { w.setString("tokenizer.ggml.bos_token_id", "1"); },
-        "tokenizer.ggml.bos_token_id is not an integer");
-    row(
-        "add_bos not bool",
-        [](GgufWriter& w) { w.setString("tokenizer.ggml.add_bos_token", "yes"); },
-        "tokenizer.ggml.add_bos_token is not a boolean");
-    row(
-        "add_space_prefix not bool",
-        [](GgufWriter& w) { w.setString("tokenizer.ggml.add_space_prefix", "no"); },
-        "tokenizer.ggml.add_space_prefix is not a boolean");
-}
-
-void TestTokenizer::ggufErrors() {
-    QFETCH(QByteArray, file);
-    QFETCH(QString, expectedError);
-    const auto gguf = parse(file);
-    QVERIFY(gguf);
-    std::string error;
-    QVERIFY(!Tokenizer::fromGguf(*gguf, error));
-    QVERIFY2(QString::fromStdString(error).contains(expectedError), error.c_str());
 }
 
 // The brief's prompts, then every text of the reference's "tokenize" section.
