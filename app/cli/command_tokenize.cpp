@@ -3,8 +3,6 @@
 #include "cli_common.h"
 #include "commands.h"
 
-#include "gguf/gguf.h"
-
 #include <iostream>
 
 namespace sinkscope::cli {
