@@ -1,4 +1,4 @@
-#include "budget.h"
+#include "memory/budget.h"
 
 #include <algorithm>
 #include <stdexcept>
