@@ -1,19 +1,15 @@
-// The mask heatmap against keep()/classify(): every drawn cell kind, the painted colours, rows
-// that never arrived, tooltips, clicks, highlights, zoom, follow mode with the pinned sink strip,
-// PNG export and a 5,000-position session.
+// The mask heatmap under the pointer: tooltips, clicks, highlights, sink strip, zoom, following.
 #include <QtTest>
 
+#include "mask_heatmap_test_support.h"
 #include "memory/mask.h"
-#include "views/mask_heatmap.h"
-#include "views/mask_image.h"
-#include "views/mask_rows.h"
 #include "memory/snapshot.h"
+#include "views/mask_heatmap.h"
 #include "views/view_colors.h"
 
 #include <QAbstractScrollArea>
 #include <QHelpEvent>
 #include <QScrollBar>
-#include <QTemporaryDir>
 #include <QToolButton>
 #include <QToolTip>
 #include <QWheelEvent>
@@ -21,81 +17,11 @@
 #include <set>
 
 using namespace sinkscope;
+using namespace sinkscope::test;
 using sinkscope::views::MaskColors;
 using sinkscope::views::MaskHeatmap;
-using sinkscope::views::MaskLegendEntry;
-using sinkscope::views::MaskRows;
 
 namespace {
-
-// Reports one step per position as the engine does (memory-architecture.md, section 3): sinks
-// take slots [0, S) in order, the n-th other token takes ring slot S + (n mod W).
-class SnapshotStream {
-public:
-    SnapshotStream(int window, std::set<int64_t> sinks, bool withAttention)
-        : m_window(window), m_sinks(std::move(sinks)), m_withAttention(withAttention),
-          m_slots(m_sinks.size() + size_t(window)) {}
-
-    static std::string pieceOf(int64_t position) {
-        return std::string("t").append(std::to_string(position));
-    }
-    static float weightOf(int64_t q, int64_t k) { return float(k + 1) / float(q + 1) / 64.f; }
-
-    StepSnapshot next() {
-        const int64_t q = m_next++;
-        StepSnapshot snapshot;
-        snapshot.queryPosition = q;
-        snapshot.queryToken = int32_t(q);
-        snapshot.queryPiece = pieceOf(q);
-        snapshot.querySlot = place(q);
-        snapshot.effectiveWindow = m_window;
-        snapshot.hasAttention = m_withAttention;
-        for (SlotView view : m_slots) {
-            if (view.kind != SlotKind::Empty) {
-                view.kept = keep(q, view.position, m_window, view.kind == SlotKind::Sink);
-                view.attention = view.kept && m_withAttention ? weightOf(q, view.position) : 0.f;
-            }
-            snapshot.cacheSlots.push_back(view);
-        }
-        return snapshot;
-    }
-
-    QList<StepSnapshot> take(int count) {
-        QList<StepSnapshot> batch;
-        for (int i = 0; i < count; ++i)
-            batch.append(next());
-        return batch;
-    }
-
-private:
-    int place(int64_t position) {
-        const bool sink = m_sinks.count(position) > 0;
-        const int slot =
-            sink ? m_sinksPlaced++ : int(m_sinks.size() + size_t(m_ringWrites++ % m_window));
-        SlotView& view = m_slots[size_t(slot)];
-        view.token = int32_t(position);
-        view.position = position;
-        view.piece = pieceOf(position);
-        view.kind = sink ? SlotKind::Sink : SlotKind::Ring;
-        return slot;
-    }
-
-    int64_t m_window;
-    std::set<int64_t> m_sinks;
-    bool m_withAttention;
-    std::vector<SlotView> m_slots; // [sinks + window]
-    int m_sinksPlaced = 0;
-    int64_t m_ringWrites = 0;
-    int64_t m_next = 0;
-};
-
-constexpr int kWindow = 4;
-constexpr int kPositions = 40;
-const std::set<int64_t> kSinks{0, 1};
-
-QAbstractScrollArea* canvasOf(MaskHeatmap& heatmap) {
-    return heatmap.findChild<QAbstractScrollArea*>();
-}
 
 QToolButton* buttonWithText(QWidget& parent, const QString& text) {
     for (QToolButton* button : parent.findChildren<QToolButton*>())
@@ -109,17 +35,6 @@ void sendWheel(QWidget* target, QPoint pos, int delta, Qt::KeyboardModifiers mod
     QApplication::sendEvent(target, &event);
 }
 
-// The colour painted at a viewport pixel, read from a grab of the whole widget.
-QColor paintedColorAt(MaskHeatmap& heatmap, QPoint inViewport) {
-    const QPoint inWidget = heatmap.canvasViewport()->mapTo(&heatmap, inViewport);
-    return heatmap.grab().toImage().pixelColor(inWidget);
-}
-
-// The colour painted at the centre of cell (q, k).
-QColor paintedColor(MaskHeatmap& heatmap, qint64 q, qint64 k) {
-    return paintedColorAt(heatmap, heatmap.cellCenter(q, k));
-}
-
 QString toolTipAt(QWidget* viewport, QPoint pos) {
     QHelpEvent help(QEvent::ToolTip, pos, viewport->mapToGlobal(pos));
     QApplication::sendEvent(viewport, &help);
@@ -128,14 +43,10 @@ QString toolTipAt(QWidget* viewport, QPoint pos) {
 
 } // namespace
 
-class TestMaskHeatmap : public QObject {
+class TestMaskHeatmapViewport : public QObject {
     Q_OBJECT
 
 private slots:
-    void everyCellKindMatchesClassify();
-    void batchesWithMissingRows();
-    void weightsOfReceivedRows();
-    void paintedColoursFollowKinds();
     void hoverShowsTooltip();
     void clickEmitsKeyPosition();
     void highlightKeyPositionsMarksExactlyThoseColumns_data();
@@ -144,111 +55,9 @@ private slots:
     void sinkStripNarrowsManySinks();
     void zoomButtonsAndCtrlWheel();
     void followModeStopsWhenUserScrollsAway();
-    void exportPngHasSquareAspect();
-    void fiveThousandPositionsWithoutDenseStorage();
-    void clearForgetsEverything();
-    void sinkRanksFollowPositions();
 };
 
-void TestMaskHeatmap::everyCellKindMatchesClassify() {
-    MaskHeatmap heatmap;
-    SnapshotStream stream(kWindow, kSinks, false);
-    for (int i = 0; i < kPositions; ++i)
-        heatmap.addSnapshot(stream.next());
-
-    QCOMPARE(heatmap.positionCount(), qint64(kPositions));
-    for (qint64 q = 0; q < kPositions; ++q) {
-        QVERIFY(heatmap.isRowRecorded(q));
-        for (qint64 k = 0; k < kPositions; ++k) {
-            const std::optional<MaskCell> kind = heatmap.cellKind(q, k);
-            QVERIFY(kind.has_value());
-            QCOMPARE(int(*kind), int(classify(q, k, kWindow, kSinks.count(k) > 0)));
-        }
-    }
-    // Spot checks of the four kinds, so that a classify() bug cannot hide behind the loop.
-    QCOMPARE(int(*heatmap.cellKind(39, 37)), int(MaskCell::AttendedRecent));
-    QCOMPARE(int(*heatmap.cellKind(39, 1)), int(MaskCell::AttendedSink));
-    QCOMPARE(int(*heatmap.cellKind(39, 2)), int(MaskCell::Evicted));
-    QCOMPARE(int(*heatmap.cellKind(10, 11)), int(MaskCell::Future));
-    QVERIFY(!heatmap.cellKind(kPositions, 0).has_value());
-    QVERIFY(!heatmap.cellKind(0, kPositions).has_value());
-    QVERIFY(!heatmap.cellKind(-1, 0).has_value());
-}
-
-void TestMaskHeatmap::batchesWithMissingRows() {
-    MaskHeatmap heatmap;
-    SnapshotStream stream(kWindow, kSinks, true);
-    // The UI keeps only the newest snapshot of each batch: rows in between never arrive.
-    std::set<qint64> received;
-    for (int batch = 0; batch < 8; ++batch) {
-        QList<StepSnapshot> snapshots = stream.take(5);
-        received.insert(snapshots.last().queryPosition);
-        heatmap.addSnapshots({snapshots.last()});
-    }
-    QCOMPARE(heatmap.positionCount(), qint64(kPositions));
-    for (qint64 q = 0; q < kPositions; ++q) {
-        QCOMPARE(heatmap.isRowRecorded(q), received.count(q) > 0);
-        for (qint64 k = 0; k < kPositions; ++k) {
-            QCOMPARE(int(*heatmap.cellKind(q, k)),
-                     int(classify(q, k, kWindow, kSinks.count(k) > 0)));
-            if (!heatmap.isRowRecorded(q))
-                QVERIFY2(!heatmap.cellWeight(q, k).has_value(), "a missing row has no weights");
-        }
-    }
-    QVERIFY(heatmap.cellToolTip(5, 3).contains(QStringLiteral("not recorded")));
-    QVERIFY(!heatmap.cellToolTip(4, 3).contains(QStringLiteral("not recorded")));
-}
-
-void TestMaskHeatmap::weightsOfReceivedRows() {
-    MaskHeatmap heatmap;
-    SnapshotStream stream(kWindow, kSinks, true);
-    heatmap.addSnapshots(stream.take(kPositions));
-    for (qint64 q = 0; q < kPositions; ++q) {
-        for (qint64 k = 0; k < kPositions; ++k) {
-            const std::optional<float> weight = heatmap.cellWeight(q, k);
-            if (keep(q, k, kWindow, kSinks.count(k) > 0)) {
-                QVERIFY(weight.has_value());
-                QCOMPARE(*weight, SnapshotStream::weightOf(q, k));
-            } else {
-                QVERIFY(!weight.has_value());
-            }
-        }
-    }
-}
-
-void TestMaskHeatmap::paintedColoursFollowKinds() {
-    MaskHeatmap heatmap;
-    heatmap.resize(700, 600);
-    heatmap.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&heatmap));
-    heatmap.setCellSize(12);
-    SnapshotStream stream(kWindow, kSinks, false); // no weights: kept cells take the flat colour
-    heatmap.addSnapshots(stream.take(kPositions));
-    heatmap.setFollowing(false);
-    canvasOf(heatmap)->horizontalScrollBar()->setValue(0);
-    canvasOf(heatmap)->verticalScrollBar()->setValue(0);
-
-    const MaskColors colors = MaskColors::forPalette(heatmap.palette());
-    QCOMPARE(paintedColor(heatmap, 20, 19), colors.recent);
-    QCOMPARE(paintedColor(heatmap, 20, 0), colors.sink);
-    QCOMPARE(paintedColor(heatmap, 20, 5), colors.evicted);
-    QCOMPARE(paintedColor(heatmap, 20, 30), colors.future);
-    QVERIFY(colors.recent != colors.sink && colors.sink != colors.evicted &&
-            colors.evicted != colors.future && colors.recent != colors.evicted);
-
-    heatmap.highlightKeyPosition(5);
-    QVERIFY(paintedColor(heatmap, 20, 5) != colors.evicted);
-    QCOMPARE(paintedColor(heatmap, 20, 6), colors.evicted);
-
-    // The legend's "selected keys" swatch is the tint a selected attended cell is painted with.
-    heatmap.highlightKeyPosition(19);
-    const QImage selected =
-        sinkscope::views::renderLegendSwatch(colors, MaskLegendEntry::Selected, QSize(16, 12));
-    QVERIFY(selected.pixelColor(8, 6) != colors.recent);
-    QCOMPARE(paintedColor(heatmap, 20, 19), selected.pixelColor(8, 6));
-}
-
-void TestMaskHeatmap::hoverShowsTooltip() {
+void TestMaskHeatmapViewport::hoverShowsTooltip() {
     MaskHeatmap heatmap;
     heatmap.resize(700, 600);
     heatmap.show();
@@ -283,7 +92,7 @@ void TestMaskHeatmap::hoverShowsTooltip() {
     QVERIFY2(evicted.contains(QStringLiteral("not in the cache")), qPrintable(evicted));
 }
 
-void TestMaskHeatmap::clickEmitsKeyPosition() {
+void TestMaskHeatmapViewport::clickEmitsKeyPosition() {
     MaskHeatmap heatmap;
     heatmap.resize(700, 600);
     heatmap.show();
@@ -303,7 +112,7 @@ void TestMaskHeatmap::clickEmitsKeyPosition() {
     QCOMPARE(clicked.count(), 3);
 }
 
-void TestMaskHeatmap::highlightKeyPositionsMarksExactlyThoseColumns_data() {
+void TestMaskHeatmapViewport::highlightKeyPositionsMarksExactlyThoseColumns_data() {
     QTest::addColumn<QList<qint64>>("positions");
     QTest::addColumn<QList<qint64>>("expected"); // sorted, unique, negatives dropped
     QTest::newRow("none") << QList<qint64>{} << QList<qint64>{};
@@ -315,7 +124,7 @@ void TestMaskHeatmap::highlightKeyPositionsMarksExactlyThoseColumns_data() {
     QTest::newRow("neighbours") << QList<qint64>{10, 11, 12} << QList<qint64>{10, 11, 12};
 }
 
-void TestMaskHeatmap::highlightKeyPositionsMarksExactlyThoseColumns() {
+void TestMaskHeatmapViewport::highlightKeyPositionsMarksExactlyThoseColumns() {
     QFETCH(QList<qint64>, positions);
     QFETCH(QList<qint64>, expected);
     MaskHeatmap heatmap;
@@ -355,7 +164,7 @@ void TestMaskHeatmap::highlightKeyPositionsMarksExactlyThoseColumns() {
 
 // After thousands of positions in follow mode the sink columns are far left of the view: the
 // pinned strip shows them, hit-tests to them, gives their tooltip and takes their clicks.
-void TestMaskHeatmap::sinkStripPinsSinksWhileFollowing() {
+void TestMaskHeatmapViewport::sinkStripPinsSinksWhileFollowing() {
     constexpr int kLong = 3000;
     constexpr int kLongWindow = 64;
     const std::set<int64_t> sinks{0, 1, 2, 3};
@@ -426,7 +235,7 @@ void TestMaskHeatmap::sinkStripPinsSinksWhileFollowing() {
 
 // More sinks than fit in a quarter of the view: the strip narrows them, in position order, and
 // every pixel of it still hit-tests to a sink.
-void TestMaskHeatmap::sinkStripNarrowsManySinks() {
+void TestMaskHeatmapViewport::sinkStripNarrowsManySinks() {
     constexpr int kSinkCount = 620;
     std::set<int64_t> sinks;
     for (int64_t position = 0; position < kSinkCount; ++position)
@@ -467,7 +276,7 @@ void TestMaskHeatmap::sinkStripNarrowsManySinks() {
     QVERIFY(paintedColorAt(heatmap, lastSink) != lastBefore);
 }
 
-void TestMaskHeatmap::zoomButtonsAndCtrlWheel() {
+void TestMaskHeatmapViewport::zoomButtonsAndCtrlWheel() {
     MaskHeatmap heatmap;
     heatmap.resize(500, 400);
     heatmap.show();
@@ -507,7 +316,7 @@ void TestMaskHeatmap::zoomButtonsAndCtrlWheel() {
     QCOMPARE(heatmap.cellAt(pointer), before);
 }
 
-void TestMaskHeatmap::followModeStopsWhenUserScrollsAway() {
+void TestMaskHeatmapViewport::followModeStopsWhenUserScrollsAway() {
     MaskHeatmap heatmap;
     heatmap.resize(320, 320);
     heatmap.show();
@@ -538,109 +347,5 @@ void TestMaskHeatmap::followModeStopsWhenUserScrollsAway() {
     QVERIFY(viewRect.contains(heatmap.cellCenter(124, 124)));
 }
 
-void TestMaskHeatmap::exportPngHasSquareAspect() {
-    MaskHeatmap heatmap;
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const QString path = dir.filePath(QStringLiteral("mask.png"));
-    QVERIFY2(!heatmap.exportPng(path), "nothing to export yet");
-
-    SnapshotStream stream(kWindow, kSinks, true);
-    heatmap.addSnapshots(stream.take(kPositions));
-    QVERIFY(heatmap.exportPng(path));
-    const QImage image(path);
-    QVERIFY(!image.isNull());
-    QCOMPARE(image.width(), image.height()); // as many key columns as query rows
-    QCOMPARE(image.width(), kPositions * 16);
-    const MaskColors colors = MaskColors::forPalette(heatmap.palette());
-    QCOMPARE(image.pixelColor(image.width() - 4, 4), colors.future);            // top right: k > q
-    QCOMPARE(image.pixelColor(4 + 16 * 5, image.height() - 4), colors.evicted); // (39, 5)
-
-    QVERIFY(!heatmap.exportPng(dir.filePath(QStringLiteral("missing/folder/mask.png"))));
-}
-
-void TestMaskHeatmap::fiveThousandPositionsWithoutDenseStorage() {
-    constexpr int kLong = 5000;
-    constexpr int kLongWindow = 64;
-    MaskHeatmap heatmap;
-    heatmap.resize(800, 600);
-    heatmap.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&heatmap));
-    SnapshotStream stream(kLongWindow, {0, 1, 2, 3}, true);
-    for (int batch = 0; batch < kLong / 100; ++batch)
-        heatmap.addSnapshots(stream.take(100));
-
-    QCOMPARE(heatmap.positionCount(), qint64(kLong));
-    QVERIFY(!heatmap.grab().isNull());
-    heatmap.fitToView();
-    QVERIFY(heatmap.cellSize() < 1.0);
-    const QImage fitted = heatmap.grab().toImage();
-    QVERIFY(!fitted.isNull());
-    // Sink columns stay visible when a pixel covers many keys: the newest row shows the sink hue.
-    const MaskColors colors = MaskColors::forPalette(heatmap.palette());
-    const QPoint sinkPixel =
-        heatmap.canvasViewport()->mapTo(&heatmap, heatmap.cellCenter(kLong - 1, 0));
-    QVERIFY(fitted.pixelColor(sinkPixel) != colors.evicted);
-
-    QCOMPARE(int(*heatmap.cellKind(4999, 4950)), int(MaskCell::AttendedRecent));
-    QCOMPARE(int(*heatmap.cellKind(4999, 3)), int(MaskCell::AttendedSink));
-    QCOMPARE(int(*heatmap.cellKind(4999, 4)), int(MaskCell::Evicted));
-    // A dense n x n byte matrix alone would take 25 MB; the rows hold window-sized weights.
-    const qint64 dense = qint64(kLong) * kLong;
-    QVERIFY2(heatmap.memoryBytes() < dense / 4,
-             qPrintable(QStringLiteral("%1 bytes").arg(heatmap.memoryBytes())));
-
-    const QImage exported = heatmap.renderWholeMatrix();
-    QVERIFY(exported.width() <= 4096 && exported.width() >= 4000);
-    QCOMPARE(exported.width(), exported.height());
-}
-
-void TestMaskHeatmap::clearForgetsEverything() {
-    MaskHeatmap heatmap;
-    SnapshotStream stream(kWindow, kSinks, true);
-    heatmap.addSnapshots(stream.take(10));
-    heatmap.highlightKeyPosition(3);
-    heatmap.clear();
-    QCOMPARE(heatmap.positionCount(), qint64(0));
-    QCOMPARE(heatmap.highlightedKeyPosition(), qint64(-1));
-    QVERIFY(!heatmap.cellKind(0, 0).has_value());
-    QVERIFY(heatmap.renderWholeMatrix().isNull());
-}
-
-// A sink learnt after a later one (a rebuilt session's snapshot) takes its place in position
-// order: every rank follows, and the weights of both stay where keep() puts them.
-void TestMaskHeatmap::sinkRanksFollowPositions() {
-    const auto snapshotWithSinks = [](int64_t q, std::vector<int64_t> sinks) {
-        StepSnapshot snapshot;
-        snapshot.queryPosition = q;
-        snapshot.queryToken = 7;
-        snapshot.effectiveWindow = 2;
-        for (const int64_t position : sinks) {
-            SlotView slot;
-            slot.token = int32_t(position);
-            slot.position = position;
-            slot.kind = SlotKind::Sink;
-            slot.kept = true;
-            snapshot.cacheSlots.push_back(slot);
-        }
-        return snapshot;
-    };
-    MaskRows rows;
-    rows.add(snapshotWithSinks(10, {5}));
-    QCOMPARE(rows.sinkRank(5), 0);
-    rows.add(snapshotWithSinks(11, {2, 5, 8}));
-    QCOMPARE(rows.sinkCount(), 3);
-    QCOMPARE(rows.sinkRank(2), 0);
-    QCOMPARE(rows.sinkRank(5), 1);
-    QCOMPARE(rows.sinkRank(8), 2);
-    QCOMPARE(rows.sinkRank(3), -1);
-    QCOMPARE(rows.sinkRank(11), -1);
-    for (int64_t rank = 0; rank < rows.sinkCount(); ++rank)
-        QCOMPARE(rows.sinkRank(rows.sinkAt(rank)), rank);
-    QVERIFY(rows.isSink(2) && rows.isSink(8) && !rows.isSink(9));
-    QCOMPARE(*rows.cellKind(11, 2), MaskCell::AttendedSink);
-    QCOMPARE(*rows.cellKind(11, 3), MaskCell::Evicted);
-}
-
-QTEST_MAIN(TestMaskHeatmap)
-#include "test_mask_heatmap.moc"
+QTEST_MAIN(TestMaskHeatmapViewport)
+#include "test_mask_heatmap_viewport.moc"
