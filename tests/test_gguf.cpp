@@ -1,6 +1,7 @@
 // GGUF reader and writer: round trips, one hand-made corrupt file per failure mode, truncation at
 // every byte, random damage, the real open() path and stories260K.
 #include "gguf.h"
+#include "gguf/dequantize.h"
 #include "gguf_writer.h"
 #include "model.h"
 #include "sampler.h"
@@ -427,14 +428,14 @@ void TestGguf::valueAccessorsRejectOtherKinds() {
 
 // Known types the engine cannot compute with still parse: the model loader names them later.
 void TestGguf::acceptsKnownButUnsupportedTensorTypes() {
-    const auto q4k = static_cast<uint32_t>(GgmlType::Q4_K);
+    const auto iq2 = static_cast<uint32_t>(GgmlType::IQ2_XXS);
     Bytes bytes = header(1, 0);
-    bytes.tensor("k", {256, 2}, q4k, 0).padTo(32).zeros(2 * 144);
+    bytes.tensor("k", {256, 2}, iq2, 0).padTo(32).zeros(2 * 66);
     std::string error;
     const auto file = GgufFile::fromBytes(bytes.data(), error);
     QVERIFY2(file, error.c_str());
-    QCOMPARE(file->tensors()[0].type, GgmlType::Q4_K);
-    QCOMPARE(file->tensors()[0].byteSize, uint64_t(288));
+    QCOMPARE(file->tensors()[0].type, GgmlType::IQ2_XXS);
+    QCOMPARE(file->tensors()[0].byteSize, uint64_t(132));
 }
 
 void TestGguf::tensorsInAnyOrder() {
@@ -562,6 +563,9 @@ void TestGguf::corruptFile_data() {
     QTest::newRow("row not whole blocks")
         << header(1, 0).tensor("t", {33, 32}, static_cast<uint32_t>(GgmlType::Q8_0), 0).data()
         << "tensor 't': row length 33 is not a multiple of the Q8_0 block size 32";
+    QTest::newRow("K-quant row not whole super-blocks")
+        << header(1, 0).tensor("t", {192, 4}, static_cast<uint32_t>(GgmlType::Q4_K), 0).data()
+        << "tensor 't': row length 192 is not a multiple of the Q4_K block size 256";
     QTest::newRow("duplicate tensor name") << header(2, 0)
                                                   .tensor("w", {8}, kF32, 0)
                                                   .tensor("w", {8}, kF32, 32)

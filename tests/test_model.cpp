@@ -171,7 +171,7 @@ private slots:
         QTest::addRow("missing key") << 1 << "missing required key 'llama.block_count'";
         QTest::addRow("missing tensor") << 2 << "missing required tensor 'blk.0.ffn_up.weight'";
         QTest::addRow("wrong shape") << 3 << "tensor 'blk.0.attn_k.weight' has shape [64, 32], expected [32, 32]";
-        QTest::addRow("unsupported type") << 4 << "has type BF16, which Sinkscope cannot compute with";
+        QTest::addRow("unsupported type") << 4 << "has type IQ2_XXS, which Sinkscope cannot compute with";
         QTest::addRow("missing embedding") << 5 << "missing required tensor 'token_embd.weight'";
     }
     void rejectsBadModels() {
@@ -186,7 +186,7 @@ private slots:
         case 5: hand.skipTensor = "token_embd.weight"; break;
         }
         std::string error;
-        const std::vector<uint8_t> bytes = index == 4 ? bf16Model() : hand.bytes();
+        const std::vector<uint8_t> bytes = index == 4 ? unsupportedTypeModel() : hand.bytes();
         QVERIFY(!load(bytes, error));
         QVERIFY2(QString::fromStdString(error).contains(message), error.c_str());
         QVERIFY2(QString::fromStdString(error).startsWith("model.gguf: "), error.c_str());
@@ -199,8 +199,9 @@ private slots:
     }
 
 private:
-    // BF16 is a type ggml knows but Sinkscope does not compute with: written as raw bytes.
-    static std::vector<uint8_t> bf16Model() {
+    // IQ2_XXS is a type ggml knows but Sinkscope does not compute with: written as raw bytes
+    // (256 values a row, its block size; the type is checked before the shape).
+    static std::vector<uint8_t> unsupportedTypeModel() {
         HandModel hand;
         hand.skipTensor = "blk.0.ffn_up.weight";
         std::vector<uint8_t> base = hand.bytes();
@@ -217,7 +218,8 @@ private:
         }
         for (const GgufTensorInfo& t : file->tensors())
             w.addTensor(t.name, t.type, t.dims, std::vector<uint8_t>(t.data, t.data + t.byteSize));
-        w.addTensor("blk.0.ffn_up.weight", GgmlType::BF16, {32, 64}, std::vector<uint8_t>(32 * 64 * 2, 0));
+        w.addTensor("blk.0.ffn_up.weight", GgmlType::IQ2_XXS, {256, 64},
+                    std::vector<uint8_t>(66 * 64, 0));
         return w.bytes();
     }
 };

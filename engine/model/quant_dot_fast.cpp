@@ -1,0 +1,485 @@
+// The default dot kernels: the reference arithmetic (model/quant_dot_ref.cpp) rearranged for the
+// compiler's vectorizer, without intrinsics. Blocks are read in place (byte offsets of the
+// layouts in gguf/quant_blocks.h); each block's quants are unpacked into int8 arrays of 32 and
+// multiplied with the activations' int8 quants into int32 sums over fixed-length loops. The
+// integer sums are the reference's, regrouped (integer addition is exact) and the float steps
+// are the reference's in the same order, so every quantized kernel returns its reference's bits.
+// F32 / F16 / BF16 sum in 8 float lanes instead of the reference's double.
+#include "model/quant_dot_kernels.h"
+
+#include "gguf/quant_blocks.h"
+
+#include <cstddef>
+#include <cstring>
+
+namespace sinkscope::quant {
+
+namespace {
+
+constexpr int kSuper = kSuperBlockValues;
+
+const uint8_t* bytesOf(const void* p) {
+    return static_cast<const uint8_t*>(p);
+}
+const int8_t* quantsAt(const uint8_t* p) {
+    return reinterpret_cast<const int8_t*>(p);
+}
+
+float halfAt(const uint8_t* p) {
+    return fp16ToFp32(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+}
+float floatAt(const uint8_t* p) {
+    float value;
+    std::memcpy(&value, p, sizeof value);
+    return value;
+}
+
+int dot32(const int8_t* a, const int8_t* b) {
+    int sum = 0;
+    for (int k = 0; k < 32; ++k)
+        sum += a[k] * b[k];
+    return sum;
+}
+
+// Eight int32 lanes as ggml's K-quant kernels keep them: lane l gathers the values i = l mod 8.
+using LaneVector = int32_t __attribute__((vector_size(32)));
+using Quants16 = int8_t __attribute__((vector_size(16)));
+using Products16 = int16_t __attribute__((vector_size(32)));
+using Wide16 = int32_t __attribute__((vector_size(64)));
+
+struct Lanes {
+    LaneVector lane = {};
+    // 16 values (q[16], q8[16]) sharing one scale: value j feeds lane j % 8.
+    void add16(const int8_t* q, const int8_t* q8, int scale) {
+        Quants16 a, b;
+        std::memcpy(&a, q, sizeof a);
+        std::memcpy(&b, q8, sizeof b);
+        // |q8| <= 127 and |q| <= 64, so the products fit int16.
+        const Products16 products =
+            __builtin_convertvector(a, Products16) * __builtin_convertvector(b, Products16);
+        const Wide16 wide = __builtin_convertvector(products, Wide16);
+        const LaneVector low = __builtin_shufflevector(wide, wide, 0, 1, 2, 3, 4, 5, 6, 7);
+        const LaneVector high = __builtin_shufflevector(wide, wide, 8, 9, 10, 11, 12, 13, 14, 15);
+        lane += scale * (low + high);
+    }
+    // 32 values sharing one scale.
+    void add32(const int8_t* q, const int8_t* q8, int scale) {
+        add16(q, q8, scale);
+        add16(q + 16, q8 + 16, scale);
+    }
+};
+
+struct FloatLanes {
+    float sums[8] = {};
+    void add(float d, const Lanes& lanes) {
+        for (int l = 0; l < 8; ++l)
+            sums[l] += d * static_cast<float>(lanes.lane[l]);
+    }
+    float total(float start) const {
+        for (float s : sums)
+            start += s;
+        return start;
+    }
+};
+
+// GCC / Clang vector extensions (as in ops.h) for the unpacking, where the byte shifts and masks
+// defeat the auto-vectorizer; no target intrinsics. Each unpacker writes 32 int8 quants in one
+// store, which the dot loops then read back whole.
+using Bytes16 = uint8_t __attribute__((vector_size(16)));
+using Bytes32 = uint8_t __attribute__((vector_size(32)));
+using Quants32 = int8_t __attribute__((vector_size(32)));
+
+Bytes16 load16(const uint8_t* p) {
+    Bytes16 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+Bytes32 load32(const uint8_t* p) {
+    Bytes32 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+void store(int8_t q[32], Quants32 v) {
+    std::memcpy(q, &v, sizeof v);
+}
+
+// {low[0..15], high[0..15]}
+Bytes32 join(Bytes16 low, Bytes16 high) {
+    return __builtin_shufflevector(low, high, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                   16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+}
+
+// The nibbles of a 32-value block: value j < 16 is the low nibble of qs[j], j + 16 the high one.
+Bytes32 nibbles(const uint8_t* qs) {
+    const Bytes16 packed = load16(qs);
+    return join(packed & 0x0f, packed >> 4);
+}
+
+// Q5_0 / Q5_1: 16 where bit j of the little-endian qh[4] is set, else 0, for j = 0..31.
+Bytes32 fifthBits(const uint8_t* qh) {
+    Bytes16 four = {};
+    std::memcpy(&four, qh, 4);
+    const Bytes32 spread =
+        __builtin_shufflevector(four, four, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2,
+                                2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const Bytes32 bit = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128,
+                         1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    return (Bytes32)((spread & bit) != 0) & 16;
+}
+
+Quants32 minus(Bytes32 levels, int offset) {
+    return (Quants32)levels - static_cast<int8_t>(offset);
+}
+
+// The IQ4 levels of 32 nibbles: a select per level (a portable table lookup; byte shuffles
+// would need target intrinsics).
+Quants32 iq4Levels(Bytes32 indices) {
+    Quants32 levels = {};
+    for (int v = 0; v < 16; ++v)
+        levels |= (Quants32)(indices == static_cast<uint8_t>(v)) & kIq4NlValues[v];
+    return levels;
+}
+
+// Q8_0 activations: f16 d at 0, int8 qs at 2. Q8_1: d at 0, s at 2, qs at 4.
+constexpr size_t kQ8_0Bytes = sizeof(BlockQ8_0);
+constexpr size_t kQ8_1Bytes = sizeof(BlockQ8_1);
+// Q8_K: f32 d at 0, qs at 4, int16 bsums at 260.
+constexpr size_t kQ8KBytes = sizeof(BlockQ8_K);
+constexpr size_t kQ8KQuants = offsetof(BlockQ8_K, qs);
+constexpr size_t kQ8KSums = offsetof(BlockQ8_K, bsums);
+
+float dotQ4_0(const void* w, const void* a, int64_t blocks) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ4_0);
+        const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
+        int8_t q[32];
+        store(q, minus(nibbles(x + 2), 8));
+        sum += static_cast<float>(dot32(q, quantsAt(y + 2))) * halfAt(x) * halfAt(y);
+    }
+    return sum;
+}
+
+float dotQ4_1(const void* w, const void* a, int64_t blocks) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ4_1);
+        const uint8_t* y = bytesOf(a) + b * kQ8_1Bytes;
+        int8_t q[32];
+        store(q, minus(nibbles(x + 4), 0));
+        const int sumi = dot32(q, quantsAt(y + 4));
+        sum += halfAt(x) * halfAt(y) * static_cast<float>(sumi) + halfAt(x + 2) * halfAt(y + 2);
+    }
+    return sum;
+}
+
+float dotQ5_0(const void* w, const void* a, int64_t blocks) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ5_0);
+        const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
+        int8_t q[32];
+        store(q, minus(nibbles(x + 6) | fifthBits(x + 2), 16));
+        sum += halfAt(x) * halfAt(y) * static_cast<float>(dot32(q, quantsAt(y + 2)));
+    }
+    return sum;
+}
+
+float dotQ5_1(const void* w, const void* a, int64_t blocks) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ5_1);
+        const uint8_t* y = bytesOf(a) + b * kQ8_1Bytes;
+        int8_t q[32];
+        store(q, minus(nibbles(x + 8) | fifthBits(x + 4), 0));
+        const int sumi = dot32(q, quantsAt(y + 4));
+        sum += halfAt(x) * halfAt(y) * static_cast<float>(sumi) + halfAt(x + 2) * halfAt(y + 2);
+    }
+    return sum;
+}
+
+float dotQ8_0(const void* w, const void* a, int64_t blocks) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * kQ8_0Bytes;
+        const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
+        const int sumi = dot32(quantsAt(x + 2), quantsAt(y + 2));
+        sum += static_cast<float>(sumi) * (halfAt(x) * halfAt(y));
+    }
+    return sum;
+}
+
+float dotIQ4_NL(const void* w, const void* a, int64_t blocks) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockIQ4_NL);
+        const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
+        int8_t q[32];
+        store(q, iq4Levels(nibbles(x + 2)));
+        const float d = halfAt(y) * halfAt(x);
+        sum += d * static_cast<float>(dot32(q, quantsAt(y + 2)));
+    }
+    return sum;
+}
+
+// The 32 two-bit quants of quarter k of half h of a Q2_K / Q3_K super-block (values
+// 128h + 32k + l), from qs[32h + l] bits 2k.
+Bytes32 twoBits(const uint8_t* qs, int half, int k) {
+    return (load32(qs + 32 * half) >> (2 * k)) & 3;
+}
+
+float dotQ2_K(const void* w, const void* a, int64_t blocks) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ2_K); // scales 0, qs 16, d 80, dmin 82
+        const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
+        const uint8_t* scales = x;
+        const int8_t* q8 = quantsAt(y + kQ8KQuants);
+        int16_t bsums[16];
+        std::memcpy(bsums, y + kQ8KSums, sizeof bsums);
+        int minSum = 0;
+        for (int j = 0; j < 16; ++j)
+            minSum += bsums[j] * (scales[j] >> 4);
+        Lanes lanes; // only their total counts here: ggml sums Q2_K's products in one int
+        for (int quarter = 0; quarter < 8; ++quarter) {
+            int8_t q[32];
+            store(q, minus(twoBits(x + 16, quarter / 4, quarter % 4), 0));
+            const int8_t* y8 = q8 + 32 * quarter;
+            lanes.add16(q, y8, scales[2 * quarter] & 0x0f);
+            lanes.add16(q + 16, y8 + 16, scales[2 * quarter + 1] & 0x0f);
+        }
+        int isum = 0;
+        for (int l = 0; l < 8; ++l)
+            isum += lanes.lane[l];
+        const float yd = floatAt(y);
+        const float dAll = yd * halfAt(x + 80);
+        const float dMin = yd * halfAt(x + 82);
+        sum += dAll * static_cast<float>(isum) - dMin * static_cast<float>(minSum);
+    }
+    return sum;
+}
+
+float dotQ3_K(const void* w, const void* a, int64_t blocks) {
+    FloatLanes sums;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ3_K); // hmask 0, qs 32, scales 96, d 108
+        const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
+        const uint8_t* hmask = x;
+        const int8_t* q8 = quantsAt(y + kQ8KQuants);
+        Lanes lanes;
+        for (int quarter = 0; quarter < 8; ++quarter) { // values 32 * quarter ...
+            // q = low bits - 4, plus 4 where the high bit (bit `quarter` of hmask[l]) is set
+            const Bytes32 high = (load32(hmask) >> quarter) & 1;
+            int8_t q[32];
+            store(q, minus(twoBits(x + 32, quarter / 4, quarter % 4) + (high << 2), 4));
+            const int8_t* y8 = q8 + 32 * quarter;
+            lanes.add16(q, y8, q3KScale(x + 96, 2 * quarter));
+            lanes.add16(q + 16, y8 + 16, q3KScale(x + 96, 2 * quarter + 1));
+        }
+        sums.add(halfAt(x + 108) * floatAt(y), lanes);
+    }
+    return sums.total(0.0f);
+}
+
+// Q4_K / Q5_K: d 0, dmin 2, scales 4; `unpack(sub, q)` gives sub-block sub's 32 quants.
+template <typename Unpack>
+float affineKDot(const uint8_t* x, const uint8_t* y, FloatLanes& sums, Unpack unpack) {
+    const uint8_t* scales = x + 4;
+    const int8_t* q8 = quantsAt(y + kQ8KQuants);
+    int16_t bsums[16];
+    std::memcpy(bsums, y + kQ8KSums, sizeof bsums);
+    int minSum = 0;
+    Lanes lanes;
+    for (int sub = 0; sub < 8; ++sub) {
+        const ScaleMin packed = kQuantScaleMin(scales, sub);
+        minSum += (bsums[2 * sub] + bsums[2 * sub + 1]) * packed.min;
+        int8_t q[32];
+        unpack(sub, q);
+        lanes.add32(q, q8 + 32 * sub, packed.scale);
+    }
+    const float yd = floatAt(y);
+    sums.add(halfAt(x) * yd, lanes);
+    return halfAt(x + 2) * yd * static_cast<float>(minSum);
+}
+
+float dotQ4_K(const void* w, const void* a, int64_t blocks) {
+    FloatLanes sums;
+    float sum = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ4_K); // qs at 16
+        const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
+        sum -= affineKDot(x, y, sums, [x](int sub, int8_t q[32]) {
+            const Bytes32 packed = load32(x + 16 + 32 * (sub / 2));
+            store(q, minus((packed >> (4 * (sub % 2))) & 0x0f, 0));
+        });
+    }
+    return sums.total(sum);
+}
+
+float dotQ5_K(const void* w, const void* a, int64_t blocks) {
+    FloatLanes sums;
+    float sum = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ5_K); // qh at 16, qs at 48
+        const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
+        sum -= affineKDot(x, y, sums, [x](int sub, int8_t q[32]) {
+            const Bytes32 packed = load32(x + 48 + 32 * (sub / 2));
+            const Bytes32 fifth = ((load32(x + 16) >> sub) & 1) << 4; // bit `sub` of qh[l]
+            store(q, minus(((packed >> (4 * (sub % 2))) & 0x0f) | fifth, 0));
+        });
+    }
+    return sums.total(sum);
+}
+
+float dotQ6_K(const void* w, const void* a, int64_t blocks) {
+    FloatLanes sums;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ6_K); // ql 0, qh 128, scales 192, d 208
+        const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
+        const int8_t* scales = quantsAt(x + 192);
+        const int8_t* q8 = quantsAt(y + kQ8KQuants);
+        Lanes lanes;
+        for (int quarter = 0; quarter < 8; ++quarter) { // values 128h + 32k + l
+            const int half = quarter / 4;
+            const int k = quarter % 4;
+            const Bytes32 low = (load32(x + 64 * half + 32 * (k & 1)) >> (k < 2 ? 0 : 4)) & 0x0f;
+            const Bytes32 high = (load32(x + 128 + 32 * half) >> (2 * k)) & 3;
+            int8_t q[32];
+            store(q, minus(low | (high << 4), 32));
+            const int8_t* y8 = q8 + 32 * quarter;
+            lanes.add16(q, y8, scales[2 * quarter]);
+            lanes.add16(q + 16, y8 + 16, scales[2 * quarter + 1]);
+        }
+        sums.add(halfAt(x + 208) * floatAt(y), lanes);
+    }
+    return sums.total(0.0f);
+}
+
+float dotIQ4_XS(const void* w, const void* a, int64_t blocks) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockIQ4_XS); // d 0, scales 2..7, qs 8
+        const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
+        BlockIQ4_XS header;
+        std::memcpy(&header, x, offsetof(BlockIQ4_XS, qs));
+        const float d4d8 = halfAt(x) * floatAt(y);
+        const int8_t* q8 = quantsAt(y + kQ8KQuants);
+        for (int sub = 0; sub < 8; ++sub) {
+            int8_t q[32];
+            store(q, iq4Levels(nibbles(x + 8 + 16 * sub)));
+            const float d = d4d8 * static_cast<float>(iq4XsScale(header, sub));
+            sum += d * static_cast<float>(dot32(q, q8 + 32 * sub));
+        }
+    }
+    return sum;
+}
+
+// F32 / F16 / BF16: four accumulators of 8 float lanes (ggml's SIMD kernels also sum f32 products
+// in lanes), then the lanes pairwise. `load(p, i)` gives values i..i + 7 of the row at p.
+using Floats8 = float __attribute__((vector_size(32)));
+using Halves8 = uint16_t __attribute__((vector_size(16)));
+using Words8 = uint32_t __attribute__((vector_size(32)));
+
+template <typename Load, typename LoadOne>
+float floatLaneDot(const uint8_t* w, const uint8_t* a, int64_t n, Load load, LoadOne loadOne) {
+    Floats8 acc[4] = {};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; ++k)
+            acc[k] += load(w, i + 8 * k) * load(a, i + 8 * k);
+    for (; i + 8 <= n; i += 8)
+        acc[0] += load(w, i) * load(a, i);
+    const Floats8 lanes = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+                ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+    for (; i < n; ++i)
+        sum += loadOne(w, i) * loadOne(a, i);
+    return sum;
+}
+
+Words8 halvesAt(const uint8_t* p, int64_t i) {
+    Halves8 halves;
+    std::memcpy(&halves, p + 2 * i, sizeof halves);
+    return __builtin_convertvector(halves, Words8);
+}
+
+Floats8 floatsAt(const uint8_t* p, int64_t i) {
+    Floats8 v;
+    std::memcpy(&v, p + 4 * i, sizeof v);
+    return v;
+}
+
+Floats8 bf16At(const uint8_t* p, int64_t i) {
+    return (Floats8)(halvesAt(p, i) << 16);
+}
+
+// fp16ToFp32 (ggml_types.h) on 8 lanes, its selects as masks.
+Floats8 f16At(const uint8_t* p, int64_t i) {
+    const Words8 h = halvesAt(p, i);
+    const Words8 sign = (h & 0x8000u) << 16;
+    const Words8 magnitude = h & 0x7fffu;
+    const Words8 normal = (magnitude << 13) + (112u << 23);
+    const Words8 subnormal = (Words8)(__builtin_convertvector(magnitude, Floats8) * 0x1p-24f);
+    const Words8 infNan = 0x7f800000u | ((magnitude & 0x3ffu) << 13);
+    const Words8 isSubnormal = (Words8)(magnitude < 0x400u); // all ones where true
+    const Words8 isSpecial = (Words8)(magnitude >= 0x7c00u);
+    const Words8 finite = (isSubnormal & subnormal) | (~isSubnormal & normal);
+    return (Floats8)(sign | (isSpecial & infNan) | (~isSpecial & finite));
+}
+
+float dotF32(const void* w, const void* a, int64_t n) {
+    return floatLaneDot(bytesOf(w), bytesOf(a), n, floatsAt,
+                        [](const uint8_t* p, int64_t i) { return floatAt(p + 4 * i); });
+}
+
+float dotF16(const void* w, const void* a, int64_t n) {
+    return floatLaneDot(bytesOf(w), bytesOf(a), n, f16At,
+                        [](const uint8_t* p, int64_t i) { return halfAt(p + 2 * i); });
+}
+
+float dotBF16(const void* w, const void* a, int64_t n) {
+    return floatLaneDot(bytesOf(w), bytesOf(a), n, bf16At, [](const uint8_t* p, int64_t i) {
+        return bf16ToFp32(static_cast<uint16_t>(p[2 * i] | (p[2 * i + 1] << 8)));
+    });
+}
+
+} // namespace
+
+DotKernel fastDotKernel(GgmlType weightType) {
+    switch (weightType) {
+    case GgmlType::F32:
+        return dotF32;
+    case GgmlType::F16:
+        return dotF16;
+    case GgmlType::BF16:
+        return dotBF16;
+    case GgmlType::Q4_0:
+        return dotQ4_0;
+    case GgmlType::Q4_1:
+        return dotQ4_1;
+    case GgmlType::Q5_0:
+        return dotQ5_0;
+    case GgmlType::Q5_1:
+        return dotQ5_1;
+    case GgmlType::Q8_0:
+        return dotQ8_0;
+    case GgmlType::IQ4_NL:
+        return dotIQ4_NL;
+    case GgmlType::Q2_K:
+        return dotQ2_K;
+    case GgmlType::Q3_K:
+        return dotQ3_K;
+    case GgmlType::Q4_K:
+        return dotQ4_K;
+    case GgmlType::Q5_K:
+        return dotQ5_K;
+    case GgmlType::Q6_K:
+        return dotQ6_K;
+    case GgmlType::IQ4_XS:
+        return dotIQ4_XS;
+    default:
+        return nullptr;
+    }
+}
+
+} // namespace sinkscope::quant
