@@ -138,17 +138,35 @@ private slots:
     }
 
     // Quantized weights give logits close to the f32 weights they were made from.
+    // The K-quants' 256-value blocks need a wider model (embd > 0 sets n_embd and n_ff = 2 embd).
     void quantizedWeightsStayClose_data() {
         QTest::addColumn<int>("type");
+        QTest::addColumn<int>("embd");
         QTest::addColumn<float>("tolerance");
-        QTest::addRow("F16") << int(GgmlType::F16) << 0.02f;
-        QTest::addRow("Q8_0") << int(GgmlType::Q8_0) << 0.1f;
-        QTest::addRow("Q4_0") << int(GgmlType::Q4_0) << 1.0f;
+        QTest::addRow("F16") << int(GgmlType::F16) << 0 << 0.02f;
+        QTest::addRow("BF16") << int(GgmlType::BF16) << 0 << 0.05f;
+        QTest::addRow("Q8_0") << int(GgmlType::Q8_0) << 0 << 0.1f;
+        QTest::addRow("Q5_0") << int(GgmlType::Q5_0) << 0 << 0.5f;
+        QTest::addRow("Q5_1") << int(GgmlType::Q5_1) << 0 << 0.5f;
+        QTest::addRow("Q4_0") << int(GgmlType::Q4_0) << 0 << 1.0f;
+        QTest::addRow("Q4_1") << int(GgmlType::Q4_1) << 0 << 1.0f;
+        QTest::addRow("IQ4_NL") << int(GgmlType::IQ4_NL) << 0 << 1.0f;
+        QTest::addRow("Q6_K") << int(GgmlType::Q6_K) << 256 << 0.3f;
+        QTest::addRow("Q5_K") << int(GgmlType::Q5_K) << 256 << 0.5f;
+        QTest::addRow("Q4_K") << int(GgmlType::Q4_K) << 256 << 1.0f;
+        QTest::addRow("IQ4_XS") << int(GgmlType::IQ4_XS) << 256 << 1.0f;
+        QTest::addRow("Q3_K") << int(GgmlType::Q3_K) << 256 << 2.0f;
+        QTest::addRow("Q2_K") << int(GgmlType::Q2_K) << 256 << 3.0f;
     }
     void quantizedWeightsStayClose() {
         QFETCH(int, type);
+        QFETCH(int, embd);
         QFETCH(float, tolerance);
         SyntheticSpec spec;
+        if (embd > 0) {
+            spec.nEmbd = embd;
+            spec.nFf = 2 * embd;
+        }
         auto reference = loadSpec(spec);
         spec.weightType = GgmlType(type);
         auto quantized = loadSpec(spec);

@@ -298,8 +298,8 @@ void quantizeQ2_K(const float* src, void* dst, int64_t blocks) {
         if (maxMin > 0.0f) {
             const float iscale = kScaleLevels / maxMin;
             for (int j = 0; j < 16; ++j)
-                block.scales[j] =
-                    static_cast<uint8_t>(block.scales[j] | (nearestInt(iscale * mins[j]) << 4));
+                block.scales[j] = static_cast<uint8_t>(
+                    block.scales[j] | (static_cast<unsigned>(nearestInt(iscale * mins[j])) << 4));
             block.dmin = fp32ToFp16(maxMin / kScaleLevels);
         }
         for (int j = 0; j < 16; ++j) {

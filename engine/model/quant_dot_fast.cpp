@@ -1,10 +1,12 @@
 // The default dot kernels: the reference arithmetic (model/quant_dot_ref.cpp) rearranged for the
-// compiler's vectorizer, without intrinsics. Blocks are read in place (byte offsets of the
-// layouts in gguf/quant_blocks.h); each block's quants are unpacked into int8 arrays of 32 and
-// multiplied with the activations' int8 quants into int32 sums over fixed-length loops. The
-// integer sums are the reference's, regrouped (integer addition is exact) and the float steps
-// are the reference's in the same order, so every quantized kernel returns its reference's bits.
-// F32 / F16 / BF16 sum in 8 float lanes instead of the reference's double.
+// vectorizer, without target intrinsics. Blocks are read in place (byte offsets of the layouts
+// in gguf/quant_blocks.h). Each block's quants are unpacked 32 at a time with GCC / Clang vector
+// extensions (as in ops.h: byte shifts and masks defeat the auto-vectorizer) into int8 arrays,
+// then multiplied with the activations' int8 quants: in dot32's fixed-length loop, which the
+// compiler turns into multiply-add instructions, or in the eight int32 lanes the K-quant kernels
+// keep. The integer sums are the reference's, regrouped (integer addition is exact), and the
+// float steps are the reference's in the same order, so every quantized kernel returns its
+// reference's bits. F32 / F16 / BF16 sum in float lanes instead of the reference's double.
 #include "model/quant_dot_kernels.h"
 
 #include "gguf/quant_blocks.h"
@@ -16,7 +18,13 @@ namespace sinkscope::quant {
 
 namespace {
 
-constexpr int kSuper = kSuperBlockValues;
+using Bytes16 = uint8_t __attribute__((vector_size(16)));
+using Bytes32 = uint8_t __attribute__((vector_size(32)));
+using Quants16 = int8_t __attribute__((vector_size(16)));
+using Quants32 = int8_t __attribute__((vector_size(32)));
+using Products16 = int16_t __attribute__((vector_size(32)));
+using Wide16 = int32_t __attribute__((vector_size(64)));
+using LaneVector = int32_t __attribute__((vector_size(32)));
 
 const uint8_t* bytesOf(const void* p) {
     return static_cast<const uint8_t*>(p);
@@ -42,11 +50,6 @@ int dot32(const int8_t* a, const int8_t* b) {
 }
 
 // Eight int32 lanes as ggml's K-quant kernels keep them: lane l gathers the values i = l mod 8.
-using LaneVector = int32_t __attribute__((vector_size(32)));
-using Quants16 = int8_t __attribute__((vector_size(16)));
-using Products16 = int16_t __attribute__((vector_size(32)));
-using Wide16 = int32_t __attribute__((vector_size(64)));
-
 struct Lanes {
     LaneVector lane = {};
     // 16 values (q[16], q8[16]) sharing one scale: value j feeds lane j % 8.
@@ -82,13 +85,6 @@ struct FloatLanes {
     }
 };
 
-// GCC / Clang vector extensions (as in ops.h) for the unpacking, where the byte shifts and masks
-// defeat the auto-vectorizer; no target intrinsics. Each unpacker writes 32 int8 quants in one
-// store, which the dot loops then read back whole.
-using Bytes16 = uint8_t __attribute__((vector_size(16)));
-using Bytes32 = uint8_t __attribute__((vector_size(32)));
-using Quants32 = int8_t __attribute__((vector_size(32)));
-
 Bytes16 load16(const uint8_t* p) {
     Bytes16 v;
     std::memcpy(&v, p, sizeof v);
@@ -99,6 +95,7 @@ Bytes32 load32(const uint8_t* p) {
     std::memcpy(&v, p, sizeof v);
     return v;
 }
+// Each unpacker's 32 quants go to an array in one store, which the dot loops read back whole.
 void store(int8_t q[32], Quants32 v) {
     std::memcpy(q, &v, sizeof v);
 }
@@ -140,10 +137,13 @@ Quants32 iq4Levels(Bytes32 indices) {
     return levels;
 }
 
-// Q8_0 activations: f16 d at 0, int8 qs at 2. Q8_1: d at 0, s at 2, qs at 4.
+// Every block starts with its f16 d (f32 for Q8_K) except Q2_K, Q3_K and Q6_K; the offsets of
+// the other fields are named where they are read.
 constexpr size_t kQ8_0Bytes = sizeof(BlockQ8_0);
+constexpr size_t kQ8_0Quants = offsetof(BlockQ8_0, qs);
 constexpr size_t kQ8_1Bytes = sizeof(BlockQ8_1);
-// Q8_K: f32 d at 0, qs at 4, int16 bsums at 260.
+constexpr size_t kQ8_1Sum = offsetof(BlockQ8_1, s);
+constexpr size_t kQ8_1Quants = offsetof(BlockQ8_1, qs);
 constexpr size_t kQ8KBytes = sizeof(BlockQ8_K);
 constexpr size_t kQ8KQuants = offsetof(BlockQ8_K, qs);
 constexpr size_t kQ8KSums = offsetof(BlockQ8_K, bsums);
@@ -154,8 +154,8 @@ float dotQ4_0(const void* w, const void* a, int64_t blocks) {
         const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ4_0);
         const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
         int8_t q[32];
-        store(q, minus(nibbles(x + 2), 8));
-        sum += static_cast<float>(dot32(q, quantsAt(y + 2))) * halfAt(x) * halfAt(y);
+        store(q, minus(nibbles(x + offsetof(BlockQ4_0, qs)), 8));
+        sum += static_cast<float>(dot32(q, quantsAt(y + kQ8_0Quants))) * halfAt(x) * halfAt(y);
     }
     return sum;
 }
@@ -166,9 +166,10 @@ float dotQ4_1(const void* w, const void* a, int64_t blocks) {
         const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ4_1);
         const uint8_t* y = bytesOf(a) + b * kQ8_1Bytes;
         int8_t q[32];
-        store(q, minus(nibbles(x + 4), 0));
-        const int sumi = dot32(q, quantsAt(y + 4));
-        sum += halfAt(x) * halfAt(y) * static_cast<float>(sumi) + halfAt(x + 2) * halfAt(y + 2);
+        store(q, minus(nibbles(x + offsetof(BlockQ4_1, qs)), 0));
+        const int sumi = dot32(q, quantsAt(y + kQ8_1Quants));
+        sum += halfAt(x) * halfAt(y) * static_cast<float>(sumi) +
+               halfAt(x + offsetof(BlockQ4_1, m)) * halfAt(y + kQ8_1Sum);
     }
     return sum;
 }
@@ -179,8 +180,10 @@ float dotQ5_0(const void* w, const void* a, int64_t blocks) {
         const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ5_0);
         const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
         int8_t q[32];
-        store(q, minus(nibbles(x + 6) | fifthBits(x + 2), 16));
-        sum += halfAt(x) * halfAt(y) * static_cast<float>(dot32(q, quantsAt(y + 2)));
+        store(q,
+              minus(nibbles(x + offsetof(BlockQ5_0, qs)) | fifthBits(x + offsetof(BlockQ5_0, qh)),
+                    16));
+        sum += halfAt(x) * halfAt(y) * static_cast<float>(dot32(q, quantsAt(y + kQ8_0Quants)));
     }
     return sum;
 }
@@ -191,9 +194,12 @@ float dotQ5_1(const void* w, const void* a, int64_t blocks) {
         const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ5_1);
         const uint8_t* y = bytesOf(a) + b * kQ8_1Bytes;
         int8_t q[32];
-        store(q, minus(nibbles(x + 8) | fifthBits(x + 4), 0));
-        const int sumi = dot32(q, quantsAt(y + 4));
-        sum += halfAt(x) * halfAt(y) * static_cast<float>(sumi) + halfAt(x + 2) * halfAt(y + 2);
+        store(q,
+              minus(nibbles(x + offsetof(BlockQ5_1, qs)) | fifthBits(x + offsetof(BlockQ5_1, qh)),
+                    0));
+        const int sumi = dot32(q, quantsAt(y + kQ8_1Quants));
+        sum += halfAt(x) * halfAt(y) * static_cast<float>(sumi) +
+               halfAt(x + offsetof(BlockQ5_1, m)) * halfAt(y + kQ8_1Sum);
     }
     return sum;
 }
@@ -203,7 +209,7 @@ float dotQ8_0(const void* w, const void* a, int64_t blocks) {
     for (int64_t b = 0; b < blocks; ++b) {
         const uint8_t* x = bytesOf(w) + b * kQ8_0Bytes;
         const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
-        const int sumi = dot32(quantsAt(x + 2), quantsAt(y + 2));
+        const int sumi = dot32(quantsAt(x + kQ8_0Quants), quantsAt(y + kQ8_0Quants));
         sum += static_cast<float>(sumi) * (halfAt(x) * halfAt(y));
     }
     return sum;
@@ -215,9 +221,9 @@ float dotIQ4_NL(const void* w, const void* a, int64_t blocks) {
         const uint8_t* x = bytesOf(w) + b * sizeof(BlockIQ4_NL);
         const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
         int8_t q[32];
-        store(q, iq4Levels(nibbles(x + 2)));
+        store(q, iq4Levels(nibbles(x + offsetof(BlockIQ4_NL, qs))));
         const float d = halfAt(y) * halfAt(x);
-        sum += d * static_cast<float>(dot32(q, quantsAt(y + 2)));
+        sum += d * static_cast<float>(dot32(q, quantsAt(y + kQ8_0Quants)));
     }
     return sum;
 }
@@ -231,9 +237,9 @@ Bytes32 twoBits(const uint8_t* qs, int half, int k) {
 float dotQ2_K(const void* w, const void* a, int64_t blocks) {
     float sum = 0.0f;
     for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ2_K); // scales 0, qs 16, d 80, dmin 82
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ2_K);
         const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
-        const uint8_t* scales = x;
+        const uint8_t* scales = x + offsetof(BlockQ2_K, scales);
         const int8_t* q8 = quantsAt(y + kQ8KQuants);
         int16_t bsums[16];
         std::memcpy(bsums, y + kQ8KSums, sizeof bsums);
@@ -243,7 +249,7 @@ float dotQ2_K(const void* w, const void* a, int64_t blocks) {
         Lanes lanes; // only their total counts here: ggml sums Q2_K's products in one int
         for (int quarter = 0; quarter < 8; ++quarter) {
             int8_t q[32];
-            store(q, minus(twoBits(x + 16, quarter / 4, quarter % 4), 0));
+            store(q, minus(twoBits(x + offsetof(BlockQ2_K, qs), quarter / 4, quarter % 4), 0));
             const int8_t* y8 = q8 + 32 * quarter;
             lanes.add16(q, y8, scales[2 * quarter] & 0x0f);
             lanes.add16(q + 16, y8 + 16, scales[2 * quarter + 1] & 0x0f);
@@ -252,8 +258,8 @@ float dotQ2_K(const void* w, const void* a, int64_t blocks) {
         for (int l = 0; l < 8; ++l)
             isum += lanes.lane[l];
         const float yd = floatAt(y);
-        const float dAll = yd * halfAt(x + 80);
-        const float dMin = yd * halfAt(x + 82);
+        const float dAll = yd * halfAt(x + offsetof(BlockQ2_K, d));
+        const float dMin = yd * halfAt(x + offsetof(BlockQ2_K, dmin));
         sum += dAll * static_cast<float>(isum) - dMin * static_cast<float>(minSum);
     }
     return sum;
@@ -262,29 +268,34 @@ float dotQ2_K(const void* w, const void* a, int64_t blocks) {
 float dotQ3_K(const void* w, const void* a, int64_t blocks) {
     FloatLanes sums;
     for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ3_K); // hmask 0, qs 32, scales 96, d 108
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ3_K);
         const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
-        const uint8_t* hmask = x;
+        const uint8_t* hmask = x + offsetof(BlockQ3_K, hmask);
+        const uint8_t* scales = x + offsetof(BlockQ3_K, scales);
         const int8_t* q8 = quantsAt(y + kQ8KQuants);
         Lanes lanes;
         for (int quarter = 0; quarter < 8; ++quarter) { // values 32 * quarter ...
             // q = low bits - 4, plus 4 where the high bit (bit `quarter` of hmask[l]) is set
             const Bytes32 high = (load32(hmask) >> quarter) & 1;
+            const Bytes32 low = twoBits(x + offsetof(BlockQ3_K, qs), quarter / 4, quarter % 4);
             int8_t q[32];
-            store(q, minus(twoBits(x + 32, quarter / 4, quarter % 4) + (high << 2), 4));
+            store(q, minus(low + (high << 2), 4));
             const int8_t* y8 = q8 + 32 * quarter;
-            lanes.add16(q, y8, q3KScale(x + 96, 2 * quarter));
-            lanes.add16(q + 16, y8 + 16, q3KScale(x + 96, 2 * quarter + 1));
+            lanes.add16(q, y8, q3KScale(scales, 2 * quarter));
+            lanes.add16(q + 16, y8 + 16, q3KScale(scales, 2 * quarter + 1));
         }
-        sums.add(halfAt(x + 108) * floatAt(y), lanes);
+        sums.add(halfAt(x + offsetof(BlockQ3_K, d)) * floatAt(y), lanes);
     }
     return sums.total(0.0f);
 }
 
-// Q4_K / Q5_K: d 0, dmin 2, scales 4; `unpack(sub, q)` gives sub-block sub's 32 quants.
+// Q4_K / Q5_K (d, dmin and scales at the same offsets): adds the scaled lanes to `sums` and
+// returns the mins' share; `unpack(sub, q)` gives sub-block sub's 32 quants.
 template <typename Unpack>
 float affineKDot(const uint8_t* x, const uint8_t* y, FloatLanes& sums, Unpack unpack) {
-    const uint8_t* scales = x + 4;
+    static_assert(offsetof(BlockQ4_K, scales) == offsetof(BlockQ5_K, scales));
+    static_assert(offsetof(BlockQ4_K, dmin) == offsetof(BlockQ5_K, dmin));
+    const uint8_t* scales = x + offsetof(BlockQ4_K, scales);
     const int8_t* q8 = quantsAt(y + kQ8KQuants);
     int16_t bsums[16];
     std::memcpy(bsums, y + kQ8KSums, sizeof bsums);
@@ -299,17 +310,17 @@ float affineKDot(const uint8_t* x, const uint8_t* y, FloatLanes& sums, Unpack un
     }
     const float yd = floatAt(y);
     sums.add(halfAt(x) * yd, lanes);
-    return halfAt(x + 2) * yd * static_cast<float>(minSum);
+    return halfAt(x + offsetof(BlockQ4_K, dmin)) * yd * static_cast<float>(minSum);
 }
 
 float dotQ4_K(const void* w, const void* a, int64_t blocks) {
     FloatLanes sums;
     float sum = 0.0f;
     for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ4_K); // qs at 16
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ4_K);
         const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
         sum -= affineKDot(x, y, sums, [x](int sub, int8_t q[32]) {
-            const Bytes32 packed = load32(x + 16 + 32 * (sub / 2));
+            const Bytes32 packed = load32(x + offsetof(BlockQ4_K, qs) + 32 * (sub / 2));
             store(q, minus((packed >> (4 * (sub % 2))) & 0x0f, 0));
         });
     }
@@ -320,11 +331,11 @@ float dotQ5_K(const void* w, const void* a, int64_t blocks) {
     FloatLanes sums;
     float sum = 0.0f;
     for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ5_K); // qh at 16, qs at 48
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ5_K);
         const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
         sum -= affineKDot(x, y, sums, [x](int sub, int8_t q[32]) {
-            const Bytes32 packed = load32(x + 48 + 32 * (sub / 2));
-            const Bytes32 fifth = ((load32(x + 16) >> sub) & 1) << 4; // bit `sub` of qh[l]
+            const Bytes32 packed = load32(x + offsetof(BlockQ5_K, qs) + 32 * (sub / 2));
+            const Bytes32 fifth = ((load32(x + offsetof(BlockQ5_K, qh)) >> sub) & 1) << 4;
             store(q, minus(((packed >> (4 * (sub % 2))) & 0x0f) | fifth, 0));
         });
     }
@@ -334,23 +345,25 @@ float dotQ5_K(const void* w, const void* a, int64_t blocks) {
 float dotQ6_K(const void* w, const void* a, int64_t blocks) {
     FloatLanes sums;
     for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ6_K); // ql 0, qh 128, scales 192, d 208
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ6_K);
         const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
-        const int8_t* scales = quantsAt(x + 192);
+        const uint8_t* ql = x + offsetof(BlockQ6_K, ql);
+        const uint8_t* qh = x + offsetof(BlockQ6_K, qh);
+        const int8_t* scales = quantsAt(x + offsetof(BlockQ6_K, scales));
         const int8_t* q8 = quantsAt(y + kQ8KQuants);
         Lanes lanes;
         for (int quarter = 0; quarter < 8; ++quarter) { // values 128h + 32k + l
             const int half = quarter / 4;
             const int k = quarter % 4;
-            const Bytes32 low = (load32(x + 64 * half + 32 * (k & 1)) >> (k < 2 ? 0 : 4)) & 0x0f;
-            const Bytes32 high = (load32(x + 128 + 32 * half) >> (2 * k)) & 3;
+            const Bytes32 low = (load32(ql + 64 * half + 32 * (k & 1)) >> (k < 2 ? 0 : 4)) & 0x0f;
+            const Bytes32 high = (load32(qh + 32 * half) >> (2 * k)) & 3;
             int8_t q[32];
             store(q, minus(low | (high << 4), 32));
             const int8_t* y8 = q8 + 32 * quarter;
             lanes.add16(q, y8, scales[2 * quarter]);
             lanes.add16(q + 16, y8 + 16, scales[2 * quarter + 1]);
         }
-        sums.add(halfAt(x + 208) * floatAt(y), lanes);
+        sums.add(halfAt(x + offsetof(BlockQ6_K, d)) * floatAt(y), lanes);
     }
     return sums.total(0.0f);
 }
@@ -358,7 +371,7 @@ float dotQ6_K(const void* w, const void* a, int64_t blocks) {
 float dotIQ4_XS(const void* w, const void* a, int64_t blocks) {
     float sum = 0.0f;
     for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* x = bytesOf(w) + b * sizeof(BlockIQ4_XS); // d 0, scales 2..7, qs 8
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockIQ4_XS);
         const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
         BlockIQ4_XS header;
         std::memcpy(&header, x, offsetof(BlockIQ4_XS, qs));
@@ -366,7 +379,7 @@ float dotIQ4_XS(const void* w, const void* a, int64_t blocks) {
         const int8_t* q8 = quantsAt(y + kQ8KQuants);
         for (int sub = 0; sub < 8; ++sub) {
             int8_t q[32];
-            store(q, iq4Levels(nibbles(x + 8 + 16 * sub)));
+            store(q, iq4Levels(nibbles(x + offsetof(BlockIQ4_XS, qs) + 16 * sub)));
             const float d = d4d8 * static_cast<float>(iq4XsScale(header, sub));
             sum += d * static_cast<float>(dot32(q, q8 + 32 * sub));
         }
