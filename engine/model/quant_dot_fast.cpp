@@ -50,33 +50,37 @@ int dot32(const int8_t* a, const int8_t* b) {
 }
 
 // Eight int32 lanes as ggml's K-quant kernels keep them: lane l gathers the values i = l mod 8.
+// They are accumulated as sixteen (i mod 16) and folded once at the end: integer sums, so the
+// lanes are the same.
 struct Lanes {
-    LaneVector lane = {};
-    // 16 values (q[16], q8[16]) sharing one scale: value j feeds lane j % 8.
+    Wide16 sixteen = {};
+    // 16 values (q[16], q8[16]) sharing one scale. |q8| <= 127 and |q| <= 64: the products fit
+    // int16.
     void add16(const int8_t* q, const int8_t* q8, int scale) {
         Quants16 a, b;
         std::memcpy(&a, q, sizeof a);
         std::memcpy(&b, q8, sizeof b);
-        // |q8| <= 127 and |q| <= 64, so the products fit int16.
         const Products16 products =
             __builtin_convertvector(a, Products16) * __builtin_convertvector(b, Products16);
-        const Wide16 wide = __builtin_convertvector(products, Wide16);
-        const LaneVector low = __builtin_shufflevector(wide, wide, 0, 1, 2, 3, 4, 5, 6, 7);
-        const LaneVector high = __builtin_shufflevector(wide, wide, 8, 9, 10, 11, 12, 13, 14, 15);
-        lane += scale * (low + high);
+        sixteen += scale * __builtin_convertvector(products, Wide16);
     }
     // 32 values sharing one scale.
     void add32(const int8_t* q, const int8_t* q8, int scale) {
         add16(q, q8, scale);
         add16(q + 16, q8 + 16, scale);
     }
+    LaneVector lanes() const {
+        return __builtin_shufflevector(sixteen, sixteen, 0, 1, 2, 3, 4, 5, 6, 7) +
+               __builtin_shufflevector(sixteen, sixteen, 8, 9, 10, 11, 12, 13, 14, 15);
+    }
 };
 
 struct FloatLanes {
     float sums[8] = {};
     void add(float d, const Lanes& lanes) {
+        const LaneVector lane = lanes.lanes();
         for (int l = 0; l < 8; ++l)
-            sums[l] += d * static_cast<float>(lanes.lane[l]);
+            sums[l] += d * static_cast<float>(lane[l]);
     }
     float total(float start) const {
         for (float s : sums)
@@ -254,9 +258,10 @@ float dotQ2_K(const void* w, const void* a, int64_t blocks) {
             lanes.add16(q, y8, scales[2 * quarter] & 0x0f);
             lanes.add16(q + 16, y8 + 16, scales[2 * quarter + 1] & 0x0f);
         }
+        const LaneVector lane = lanes.lanes();
         int isum = 0;
         for (int l = 0; l < 8; ++l)
-            isum += lanes.lane[l];
+            isum += lane[l];
         const float yd = floatAt(y);
         const float dAll = yd * halfAt(x + offsetof(BlockQ2_K, d));
         const float dMin = yd * halfAt(x + offsetof(BlockQ2_K, dmin));
@@ -351,18 +356,18 @@ float dotQ6_K(const void* w, const void* a, int64_t blocks) {
         const uint8_t* qh = x + offsetof(BlockQ6_K, qh);
         const int8_t* scales = quantsAt(x + offsetof(BlockQ6_K, scales));
         const int8_t* q8 = quantsAt(y + kQ8KQuants);
-        Lanes lanes;
-        for (int quarter = 0; quarter < 8; ++quarter) { // values 128h + 32k + l
+        // All 256 quants first (value 128h + 32k + l in quarter 4h + k), then the products.
+        int8_t q[256];
+        for (int quarter = 0; quarter < 8; ++quarter) {
             const int half = quarter / 4;
             const int k = quarter % 4;
             const Bytes32 low = (load32(ql + 64 * half + 32 * (k & 1)) >> (k < 2 ? 0 : 4)) & 0x0f;
             const Bytes32 high = (load32(qh + 32 * half) >> (2 * k)) & 3;
-            int8_t q[32];
-            store(q, minus(low | (high << 4), 32));
-            const int8_t* y8 = q8 + 32 * quarter;
-            lanes.add16(q, y8, scales[2 * quarter]);
-            lanes.add16(q + 16, y8 + 16, scales[2 * quarter + 1]);
+            store(q + 32 * quarter, minus(low | (high << 4), 32));
         }
+        Lanes lanes;
+        for (int sub = 0; sub < 16; ++sub)
+            lanes.add16(q + 16 * sub, q8 + 16 * sub, scales[sub]);
         sums.add(halfAt(x + offsetof(BlockQ6_K, d)) * floatAt(y), lanes);
     }
     return sums.total(0.0f);
