@@ -1,12 +1,7 @@
 #include "gguf/ggml_types.h"
 
-#include <algorithm>
 #include <bit>
-#include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <stdexcept>
-#include <string>
 
 namespace sinkscope {
 
@@ -60,23 +55,6 @@ const TypeLayout* findLayout(GgmlType type) {
     return nullptr;
 }
 
-constexpr int kQ8Values = 32;
-constexpr int kQ4Values = 32;
-constexpr size_t kQ8BlockBytes = 34;
-constexpr size_t kQ4BlockBytes = 18;
-
-// The f16 scale that starts every Q8_0 / Q4_0 block (little-endian, possibly unaligned).
-float readBlockScale(const uint8_t* block) {
-    const uint16_t bits = static_cast<uint16_t>(block[0] | (block[1] << 8));
-    return fp16ToFp32(bits);
-}
-
-void writeBlockScale(uint8_t* block, float scale) {
-    const uint16_t bits = fp32ToFp16(scale);
-    block[0] = static_cast<uint8_t>(bits & 0xff);
-    block[1] = static_cast<uint8_t>(bits >> 8);
-}
-
 // Rounds `value >> shift` to nearest, ties to even (shift >= 1).
 uint32_t shiftRoundNearestEven(uint32_t value, int shift) {
     const uint32_t kept = value >> shift;
@@ -86,93 +64,6 @@ uint32_t shiftRoundNearestEven(uint32_t value, int shift) {
     return kept;
 }
 
-void dequantizeQ8_0(const uint8_t* src, float* dst, int64_t n) {
-    for (int64_t block = 0; block < n / kQ8Values; ++block) {
-        const uint8_t* in = src + block * kQ8BlockBytes; // [2 scale][32 int8]
-        const float scale = readBlockScale(in);
-        for (int j = 0; j < kQ8Values; ++j)
-            dst[block * kQ8Values + j] = scale * static_cast<float>(static_cast<int8_t>(in[2 + j]));
-    }
-}
-
-void dequantizeQ4_0(const uint8_t* src, float* dst, int64_t n) {
-    constexpr int half = kQ4Values / 2;
-    for (int64_t block = 0; block < n / kQ4Values; ++block) {
-        const uint8_t* in = src + block * kQ4BlockBytes; // [2 scale][16 nibble pairs]
-        const float scale = readBlockScale(in);
-        float* out = dst + block * kQ4Values;
-        for (int j = 0; j < half; ++j) {
-            out[j] = scale * static_cast<float>((in[2 + j] & 0x0f) - 8);
-            out[j + half] = scale * static_cast<float>((in[2 + j] >> 4) - 8);
-        }
-    }
-}
-
-// ggml's quantize_row_q8_0_ref: d = absmax / 127, q = round(x / d).
-void quantizeQ8_0(const float* src, uint8_t* dst, int64_t n) {
-    for (int64_t block = 0; block < n / kQ8Values; ++block) {
-        const float* in = src + block * kQ8Values;
-        uint8_t* out = dst + block * kQ8BlockBytes;
-        float absMax = 0.0f;
-        for (int j = 0; j < kQ8Values; ++j)
-            absMax = std::max(absMax, std::fabs(in[j]));
-        const float scale = absMax / 127.0f;
-        const float inverse = scale != 0.0f ? 1.0f / scale : 0.0f;
-        writeBlockScale(out, scale);
-        for (int j = 0; j < kQ8Values; ++j) {
-            // |x * inverse| <= 127 for finite input; the clamp only tames NaN/inf rows.
-            const float scaled = std::round(in[j] * inverse);
-            const float clamped = std::isnan(scaled) ? 0.0f : std::clamp(scaled, -127.0f, 127.0f);
-            out[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(clamped));
-        }
-    }
-}
-
-// Nibble for one Q4_0 value: ggml's min(15, (int8)(x * id + 8.5)), with NaN mapped to 0
-// instead of undefined behaviour.
-uint8_t q4Nibble(float value, float inverse) {
-    const float shifted = value * inverse + 8.5f;
-    if (!(shifted >= 0.0f)) return 0;
-    if (shifted >= 15.0f) return 15;
-    return static_cast<uint8_t>(static_cast<int>(shifted));
-}
-
-// ggml's quantize_row_q4_0_ref: `max` is the value with the largest magnitude (sign kept,
-// first one wins on ties), d = max / -8, so that value maps to nibble 0.
-void quantizeQ4_0(const float* src, uint8_t* dst, int64_t n) {
-    constexpr int half = kQ4Values / 2;
-    for (int64_t block = 0; block < n / kQ4Values; ++block) {
-        const float* in = src + block * kQ4Values;
-        uint8_t* out = dst + block * kQ4BlockBytes;
-        float absMax = 0.0f;
-        float signedMax = 0.0f;
-        for (int j = 0; j < kQ4Values; ++j) {
-            if (absMax < std::fabs(in[j])) {
-                absMax = std::fabs(in[j]);
-                signedMax = in[j];
-            }
-        }
-        const float scale = signedMax / -8.0f;
-        const float inverse = scale != 0.0f ? 1.0f / scale : 0.0f;
-        writeBlockScale(out, scale);
-        for (int j = 0; j < half; ++j) {
-            const uint8_t low = q4Nibble(in[j], inverse);
-            const uint8_t high = q4Nibble(in[j + half], inverse);
-            out[2 + j] = static_cast<uint8_t>(low | (high << 4));
-        }
-    }
-}
-
-void requireSupportedRow(GgmlType type, int64_t n) {
-    if (!ggmlTypeSupported(type))
-        throw std::invalid_argument(std::string("no row conversion for tensor type ") +
-                                    ggmlTypeName(type));
-    if (n < 0 || n % ggmlBlockValues(type) != 0)
-        throw std::invalid_argument(std::string("row length ") + std::to_string(n) +
-                                    " is not a multiple of the " + ggmlTypeName(type) +
-                                    " block size");
-}
-
 } // namespace
 
 bool ggmlTypeKnown(uint32_t id) {
@@ -180,8 +71,28 @@ bool ggmlTypeKnown(uint32_t id) {
 }
 
 bool ggmlTypeSupported(GgmlType type) {
-    return type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::Q8_0 ||
-           type == GgmlType::Q4_0;
+    switch (type) {
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16:
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
+    case GgmlType::Q8_0:
+    case GgmlType::Q8_1:
+    case GgmlType::Q2_K:
+    case GgmlType::Q3_K:
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+    case GgmlType::Q6_K:
+    case GgmlType::Q8_K:
+    case GgmlType::IQ4_NL:
+    case GgmlType::IQ4_XS:
+        return true;
+    default:
+        return false;
+    }
 }
 
 const char* ggmlTypeName(GgmlType type) {
@@ -212,20 +123,6 @@ std::optional<uint64_t> ggmlByteSize(GgmlType type, uint64_t count) {
     return blocks * blockBytes;
 }
 
-float fp16ToFp32(uint16_t h) {
-    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-    const uint32_t exponent = (h >> 10) & 0x1fu;
-    const uint32_t mantissa = h & 0x3ffu;
-    if (exponent == 0x1f) // inf keeps mantissa 0; NaN keeps its payload
-        return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-    if (exponent == 0) { // zero or subnormal: mantissa * 2^-24, exact in f32
-        const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-        return std::bit_cast<float>(sign | std::bit_cast<uint32_t>(magnitude));
-    }
-    // Rebias the exponent from 15 to 127.
-    return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
-}
-
 uint16_t fp32ToFp16(float f) {
     const uint32_t bits = std::bit_cast<uint32_t>(f);
     const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
@@ -250,51 +147,13 @@ uint16_t fp32ToFp16(float f) {
     return static_cast<uint16_t>(sign | shiftRoundNearestEven(significand, shift));
 }
 
-void dequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
-    requireSupportedRow(type, n);
-    const auto* bytes = static_cast<const uint8_t*>(src);
-    switch (type) {
-    case GgmlType::F32:
-        std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
-        break;
-    case GgmlType::F16:
-        for (int64_t i = 0; i < n; ++i)
-            dst[i] = fp16ToFp32(static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
-        break;
-    case GgmlType::Q8_0:
-        dequantizeQ8_0(bytes, dst, n);
-        break;
-    case GgmlType::Q4_0:
-        dequantizeQ4_0(bytes, dst, n);
-        break;
-    default:
-        break;
-    }
-}
-
-void quantizeRow(GgmlType type, const float* src, void* dst, int64_t n) {
-    requireSupportedRow(type, n);
-    auto* bytes = static_cast<uint8_t*>(dst);
-    switch (type) {
-    case GgmlType::F32:
-        std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
-        break;
-    case GgmlType::F16:
-        for (int64_t i = 0; i < n; ++i) {
-            const uint16_t half = fp32ToFp16(src[i]);
-            bytes[2 * i] = static_cast<uint8_t>(half & 0xff);
-            bytes[2 * i + 1] = static_cast<uint8_t>(half >> 8);
-        }
-        break;
-    case GgmlType::Q8_0:
-        quantizeQ8_0(src, bytes, n);
-        break;
-    case GgmlType::Q4_0:
-        quantizeQ4_0(src, bytes, n);
-        break;
-    default:
-        break;
-    }
+uint16_t fp32ToBf16(float f) {
+    const uint32_t bits = std::bit_cast<uint32_t>(f);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep the top payload bits, force it quiet
+        return static_cast<uint16_t>((bits >> 16) | 0x40u);
+    // Adding 0x7fff plus the lowest kept bit rounds to nearest, ties to even; a carry out of the
+    // mantissa moves to the next binade (up to inf), as the hardware conversion does.
+    return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
 } // namespace sinkscope

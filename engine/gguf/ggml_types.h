@@ -1,13 +1,9 @@
-// Tensor element types as ggml defines them, and their (de)quantization.
-//
-// Block layouts (little-endian, exactly ggml's):
-//   F32   1 value  per 4 bytes
-//   F16   1 value  per 2 bytes (IEEE half)
-//   Q8_0  32 values per 34 bytes: f16 scale d, int8 q[32];          x = d * q
-//   Q4_0  32 values per 18 bytes: f16 scale d, uint8 nibbles[16];   x = d * (nibble - 8)
-//         value j < 16 is the low nibble of byte j, value j + 16 its high nibble.
+// Tensor element types as ggml defines them: ids, names, block sizes, and the f16 / bf16
+// conversions. The quantized block layouts are in gguf/quant_blocks.h, the row codecs
+// (dequantizeRow, quantizeRow) in gguf/dequantize.h.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -50,7 +46,8 @@ enum class GgmlType : uint32_t {
 
 // True for every type id ggml has assigned (the ids 4, 5, 31..33 were retired).
 bool ggmlTypeKnown(uint32_t id);
-// True for the types Sinkscope can compute with: F32, F16, Q8_0, Q4_0.
+// True for the types whose rows Sinkscope can dequantize and quantize: F32, F16, BF16, Q4_0,
+// Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS.
 bool ggmlTypeSupported(GgmlType type);
 // "F32", "Q4_K", ...; "type 77" style text for unknown ids.
 const char* ggmlTypeName(GgmlType type);
@@ -61,12 +58,26 @@ int64_t ggmlBlockBytes(GgmlType type);
 // the layout is unknown, or the size overflows.
 std::optional<uint64_t> ggmlByteSize(GgmlType type, uint64_t count);
 
-float fp16ToFp32(uint16_t h);
+// Exact. Inline, with selects rather than branches, because the quantized dots convert two
+// scales per block.
+inline float fp16ToFp32(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t magnitude = h & 0x7fffu;
+    // Normal: the exponent rebiased from 15 to 127. Zero and subnormal: mantissa * 2^-24, a
+    // normal f32 (so no subnormal arithmetic, whatever the FPU's denormal mode).
+    uint32_t bits = (magnitude << 13) + (112u << 23);
+    if (magnitude < 0x400u)
+        bits = std::bit_cast<uint32_t>(static_cast<float>(magnitude) * 0x1p-24f);
+    if (magnitude >= 0x7c00u) bits = 0x7f800000u | ((magnitude & 0x3ffu) << 13); // inf, NaN payload
+    return std::bit_cast<float>(sign | bits);
+}
 uint16_t fp32ToFp16(float f); // round to nearest even, as ggml's GGML_FP32_TO_FP16
 
-// dst[n] = values of src; n must be a multiple of the block size; type must be supported.
-void dequantizeRow(GgmlType type, const void* src, float* dst, int64_t n);
-// Inverse, with ggml's reference quantizers (quantize_row_q8_0_ref, quantize_row_q4_0_ref).
-void quantizeRow(GgmlType type, const float* src, void* dst, int64_t n);
+// bf16 is the top half of an f32. To f32 exactly; from f32 rounded to nearest even, NaN kept
+// quiet (ggml's GGML_FP32_TO_BF16).
+inline float bf16ToFp32(uint16_t h) {
+    return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+}
+uint16_t fp32ToBf16(float f);
 
 } // namespace sinkscope

@@ -1,5 +1,7 @@
 #include "gguf/gguf_writer.h"
 
+#include "gguf/dequantize.h"
+
 #include <bit>
 #include <cerrno>
 #include <cstdio>

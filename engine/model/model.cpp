@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include "gguf/dequantize.h"
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -144,7 +146,8 @@ private:
         if (!t) throw ModelError("missing required tensor '" + name + "'");
         if (!ggmlTypeSupported(t->type))
             throw ModelError("tensor '" + name + "' has type " + ggmlTypeName(t->type) +
-                             ", which Sinkscope cannot compute with (F32, F16, Q8_0, Q4_0)");
+                             ", which Sinkscope cannot compute with (it reads F32, F16, BF16, "
+                             "Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K ... Q6_K, IQ4_NL and IQ4_XS)");
         return *t;
     }
 

@@ -1,4 +1,5 @@
-// ggml tensor types: fp16 conversion, block layouts, byte sizes and the Q8_0 / Q4_0 codecs.
+// ggml tensor types: fp16 conversion, type ids and names, block layouts and byte sizes (the row
+// codecs are tested in test_quant_blocks.cpp and test_quantize.cpp).
 #include "gguf/ggml_types.h"
 
 #include <QtTest>
@@ -7,40 +8,12 @@
 #include <cmath>
 #include <limits>
 #include <random>
-#include <stdexcept>
-#include <vector>
 
 #if defined(__F16C__)
 #include <immintrin.h>
 #endif
 
 using namespace sinkscope;
-
-namespace {
-
-// One Q8_0 block: f16 scale, then 32 int8 quants.
-std::vector<uint8_t> q8Block(uint16_t scaleBits, const std::vector<int8_t>& quants) {
-    std::vector<uint8_t> block{static_cast<uint8_t>(scaleBits & 0xff),
-                               static_cast<uint8_t>(scaleBits >> 8)};
-    for (int8_t q : quants)
-        block.push_back(static_cast<uint8_t>(q));
-    return block;
-}
-
-uint16_t blockScaleBits(const std::vector<uint8_t>& block) {
-    return static_cast<uint16_t>(block[0] | (block[1] << 8));
-}
-
-std::vector<float> randomValues(size_t count, float spread, uint32_t seed) {
-    std::mt19937 generator(seed);
-    std::normal_distribution<float> normal(0.0f, spread);
-    std::vector<float> values(count);
-    for (float& value : values)
-        value = normal(generator);
-    return values;
-}
-
-} // namespace
 
 class TestGgmlTypes : public QObject {
     Q_OBJECT
@@ -53,20 +26,13 @@ private slots:
     void fp16RoundTripsEveryHalf();
     void fp16NanStaysNan();
     void fp16MatchesHardwareConversion();
+    void fp32ToBf16Table_data();
+    void fp32ToBf16Table();
+    void bf16ToFp32IsTheTopHalf();
     void typeIdsAndNames();
     void blockLayouts();
     void byteSize_data();
     void byteSize();
-    void dequantizeQ8_0HandMadeBlock();
-    void dequantizeQ4_0HandMadeBlock();
-    void quantizeQ8_0KnownBlock();
-    void quantizeQ4_0KnownBlock();
-    void quantizeQ4_0KeepsSignOfFirstLargest();
-    void quantizeZeroBlocks();
-    void quantizeErrorBounds_data();
-    void quantizeErrorBounds();
-    void f16AndF32Rows();
-    void unsupportedRowsThrow();
 };
 
 void TestGgmlTypes::fp32ToFp16Table_data() {
@@ -166,18 +132,61 @@ void TestGgmlTypes::fp16MatchesHardwareConversion() {
         if (i % 2 == 0) bits = (bits & 0x807fffffu) | ((100u + bits % 50u) << 23);
         const float value = std::bit_cast<float>(bits);
         if (std::isnan(value)) continue;
-        // _mm_cvtps_ph rather than _cvtss_sh, whose clang definition is a C99 compound literal.
+        // _mm_cvtps_ph rather than _cvtss_sh, whose clang macro is a C99 compound literal.
         const auto hardware = static_cast<uint16_t>(
-            _mm_cvtsi128_si32(_mm_cvtps_ph(_mm_set_ss(value), _MM_FROUND_TO_NEAREST_INT)));
+            _mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(value), _MM_FROUND_TO_NEAREST_INT), 0));
         if (fp32ToFp16(value) != hardware)
             QFAIL(qPrintable(QStringLiteral("f32 0x%1: ours 0x%2, F16C 0x%3")
                                  .arg(bits, 8, 16)
                                  .arg(fp32ToFp16(value), 4, 16)
                                  .arg(hardware, 4, 16)));
     }
+    for (uint32_t half = 0; half <= 0xffff; ++half) { // and every half back to f32
+        const float hardware =
+            _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(half))));
+        const float ours = fp16ToFp32(static_cast<uint16_t>(half));
+        if (std::isnan(hardware)) {
+            QVERIFY(std::isnan(ours));
+        } else if (std::bit_cast<uint32_t>(ours) != std::bit_cast<uint32_t>(hardware)) {
+            QFAIL(qPrintable(QStringLiteral("half 0x%1: ours %2, F16C %3")
+                                 .arg(half, 4, 16)
+                                 .arg(ours)
+                                 .arg(hardware)));
+        }
+    }
 #else
     QSKIP("built without F16C: no hardware conversion to compare with");
 #endif
+}
+
+// bf16 keeps the top 16 bits of an f32, rounded to nearest even (ggml's GGML_FP32_TO_BF16).
+void TestGgmlTypes::fp32ToBf16Table_data() {
+    QTest::addColumn<uint32_t>("bits");
+    QTest::addColumn<uint16_t>("expected");
+    QTest::newRow("1") << 0x3f800000u << uint16_t(0x3f80);
+    QTest::newRow("0.1 rounds up") << 0x3dcccccdu << uint16_t(0x3dcd);
+    QTest::newRow("tie to even (down)") << 0x3f808000u << uint16_t(0x3f80);
+    QTest::newRow("tie to even (up)") << 0x3f818000u << uint16_t(0x3f82);
+    QTest::newRow("just above a tie") << 0x3f808001u << uint16_t(0x3f81);
+    QTest::newRow("largest float rounds to inf") << 0x7f7fffffu << uint16_t(0x7f80);
+    QTest::newRow("-inf") << 0xff800000u << uint16_t(0xff80);
+    QTest::newRow("-0") << 0x80000000u << uint16_t(0x8000);
+    QTest::newRow("signalling NaN becomes quiet") << 0x7f800001u << uint16_t(0x7fc0);
+    QTest::newRow("negative NaN keeps its payload") << 0xffc12345u << uint16_t(0xffc1);
+}
+
+void TestGgmlTypes::fp32ToBf16Table() {
+    QFETCH(uint32_t, bits);
+    QFETCH(uint16_t, expected);
+    QCOMPARE(fp32ToBf16(std::bit_cast<float>(bits)), expected);
+}
+
+void TestGgmlTypes::bf16ToFp32IsTheTopHalf() {
+    for (uint32_t h = 0; h <= 0xffff; ++h) {
+        const float value = bf16ToFp32(static_cast<uint16_t>(h));
+        QCOMPARE(std::bit_cast<uint32_t>(value), h << 16);
+        if (!std::isnan(value)) QCOMPARE(fp32ToBf16(value), static_cast<uint16_t>(h));
+    }
 }
 
 void TestGgmlTypes::typeIdsAndNames() {
@@ -189,8 +198,9 @@ void TestGgmlTypes::typeIdsAndNames() {
     QVERIFY(ggmlTypeSupported(GgmlType::F16));
     QVERIFY(ggmlTypeSupported(GgmlType::Q8_0));
     QVERIFY(ggmlTypeSupported(GgmlType::Q4_0));
-    QVERIFY(!ggmlTypeSupported(GgmlType::Q4_K));
-    QVERIFY(!ggmlTypeSupported(GgmlType::BF16));
+    QVERIFY(ggmlTypeSupported(GgmlType::Q4_K));
+    QVERIFY(ggmlTypeSupported(GgmlType::BF16));
+    QVERIFY(!ggmlTypeSupported(GgmlType::IQ2_XXS));
     QCOMPARE(ggmlTypeName(GgmlType::Q4_K), "Q4_K");
     QCOMPARE(ggmlTypeName(GgmlType::F32), "F32");
     QCOMPARE(ggmlTypeName(static_cast<GgmlType>(77)), "type 77");
@@ -247,180 +257,6 @@ void TestGgmlTypes::byteSize() {
     const std::optional<uint64_t> size = ggmlByteSize(static_cast<GgmlType>(type), count);
     QCOMPARE(size.has_value(), valid);
     if (valid) QCOMPARE(*size, expected);
-}
-
-void TestGgmlTypes::dequantizeQ8_0HandMadeBlock() {
-    std::vector<int8_t> quants(32);
-    for (int j = 0; j < 32; ++j)
-        quants[j] = static_cast<int8_t>(j - 16);
-    quants[31] = -128;
-    quants[30] = 127;
-    // Two blocks: scale 0.5 (0x3800), then scale -2 (0xc000) with the same quants.
-    std::vector<uint8_t> row = q8Block(0x3800, quants);
-    const std::vector<uint8_t> second = q8Block(0xc000, quants);
-    row.insert(row.end(), second.begin(), second.end());
-    std::vector<float> values(64);
-    dequantizeRow(GgmlType::Q8_0, row.data(), values.data(), 64);
-    for (int j = 0; j < 32; ++j) {
-        QCOMPARE(values[j], 0.5f * quants[j]);
-        QCOMPARE(values[32 + j], -2.0f * quants[j]);
-    }
-    QCOMPARE(values[31], -64.0f);
-    QCOMPARE(values[30], 63.5f);
-    QCOMPARE(values[0], -8.0f);
-}
-
-void TestGgmlTypes::dequantizeQ4_0HandMadeBlock() {
-    // Scale 2 (0x4000); byte j holds value j in its low nibble and value j + 16 in its high one.
-    std::vector<uint8_t> block{0x00, 0x40};
-    for (int j = 0; j < 16; ++j)
-        block.push_back(static_cast<uint8_t>(j | ((15 - j) << 4)));
-    std::vector<float> values(32);
-    dequantizeRow(GgmlType::Q4_0, block.data(), values.data(), 32);
-    for (int j = 0; j < 16; ++j) {
-        QCOMPARE(values[j], 2.0f * static_cast<float>(j - 8));
-        QCOMPARE(values[j + 16], 2.0f * static_cast<float>(15 - j - 8));
-    }
-    QCOMPARE(values[0], -16.0f);
-    QCOMPARE(values[15], 14.0f);
-}
-
-void TestGgmlTypes::quantizeQ8_0KnownBlock() {
-    // x = j - 16: absmax 16, d = 16/127, q = round(x * 127/16).
-    std::vector<float> values(32);
-    for (int j = 0; j < 32; ++j)
-        values[j] = static_cast<float>(j - 16);
-    std::vector<uint8_t> block(34);
-    quantizeRow(GgmlType::Q8_0, values.data(), block.data(), 32);
-    QCOMPARE(blockScaleBits(block), fp32ToFp16(16.0f / 127.0f));
-    QCOMPARE(static_cast<int8_t>(block[2 + 0]), int8_t(-127));
-    QCOMPARE(static_cast<int8_t>(block[2 + 16]), int8_t(0));
-    QCOMPARE(static_cast<int8_t>(block[2 + 17]), int8_t(8));   // 7.9375 rounds to 8
-    QCOMPARE(static_cast<int8_t>(block[2 + 18]), int8_t(16));  // 15.875 rounds to 16
-    QCOMPARE(static_cast<int8_t>(block[2 + 31]), int8_t(119)); // 119.0625 rounds to 119
-}
-
-void TestGgmlTypes::quantizeQ4_0KnownBlock() {
-    // x = j - 24: the largest magnitude is -24, so d = -24 / -8 = 3 and -24 maps to nibble 0.
-    std::vector<float> values(32);
-    for (int j = 0; j < 32; ++j)
-        values[j] = static_cast<float>(j - 24);
-    std::vector<uint8_t> block(18);
-    quantizeRow(GgmlType::Q4_0, values.data(), block.data(), 32);
-    QCOMPARE(blockScaleBits(block), uint16_t(0x4200)); // 3.0
-    const auto nibble = [&block](int j) {
-        return j < 16 ? block[2 + j] & 0x0f : block[2 + j - 16] >> 4;
-    };
-    QCOMPARE(nibble(0), 0);   // -24/3 + 8.5 = 0.5
-    QCOMPARE(nibble(1), 0);   // -23/3 + 8.5 = 0.83
-    QCOMPARE(nibble(2), 1);   // -22/3 + 8.5 = 1.17
-    QCOMPARE(nibble(24), 8);  // 0 + 8.5
-    QCOMPARE(nibble(31), 10); // 7/3 + 8.5 = 10.83
-    std::vector<float> back(32);
-    dequantizeRow(GgmlType::Q4_0, block.data(), back.data(), 32);
-    QCOMPARE(back[0], -24.0f);
-    QCOMPARE(back[31], 6.0f);
-}
-
-void TestGgmlTypes::quantizeQ4_0KeepsSignOfFirstLargest() {
-    std::vector<float> values(32, 1.0f);
-    values[3] = -3.0f;
-    values[9] = 3.0f; // same magnitude, later: -3 is `max`, so d = 0.375 > 0
-    std::vector<uint8_t> block(18);
-    quantizeRow(GgmlType::Q4_0, values.data(), block.data(), 32);
-    QCOMPARE(fp16ToFp32(blockScaleBits(block)), 0.375f);
-    // +max would need nibble 16 and is clamped to 15: 0.375 * 7 = 2.625.
-    std::vector<float> back(32);
-    dequantizeRow(GgmlType::Q4_0, block.data(), back.data(), 32);
-    QCOMPARE(back[3], -3.0f);
-    QCOMPARE(back[9], 2.625f);
-
-    std::swap(values[3], values[9]);
-    quantizeRow(GgmlType::Q4_0, values.data(), block.data(), 32);
-    QCOMPARE(fp16ToFp32(blockScaleBits(block)), -0.375f);
-}
-
-void TestGgmlTypes::quantizeZeroBlocks() {
-    const std::vector<float> zeros(32, 0.0f);
-    std::vector<uint8_t> q8(34, 0xaa);
-    quantizeRow(GgmlType::Q8_0, zeros.data(), q8.data(), 32);
-    QCOMPARE(blockScaleBits(q8), uint16_t(0));
-    for (int j = 0; j < 32; ++j)
-        QCOMPARE(q8[2 + j], uint8_t(0));
-    std::vector<uint8_t> q4(18, 0xaa);
-    quantizeRow(GgmlType::Q4_0, zeros.data(), q4.data(), 32);
-    QCOMPARE(blockScaleBits(q4), uint16_t(0x8000)); // 0 / -8 is -0, as ggml writes it
-    for (int j = 0; j < 16; ++j)
-        QCOMPARE(q4[2 + j], uint8_t(0x88)); // nibble 8 = zero
-}
-
-void TestGgmlTypes::quantizeErrorBounds_data() {
-    QTest::addColumn<uint32_t>("type");
-    QTest::addColumn<double>("spread");
-    QTest::newRow("Q8_0 unit") << static_cast<uint32_t>(GgmlType::Q8_0) << 1.0;
-    QTest::newRow("Q8_0 small") << static_cast<uint32_t>(GgmlType::Q8_0) << 1e-3;
-    QTest::newRow("Q4_0 unit") << static_cast<uint32_t>(GgmlType::Q4_0) << 1.0;
-    QTest::newRow("Q4_0 large") << static_cast<uint32_t>(GgmlType::Q4_0) << 300.0;
-}
-
-// Per block: Q8_0 errs by at most half a step d, Q4_0 by half a step except the value opposite
-// `max`, clamped from nibble 16 to 15: one step. Both add the f16 rounding error of d (relative
-// 2^-11, or 2^-25 absolute for subnormal scales) times the largest quant (127 or 8).
-void TestGgmlTypes::quantizeErrorBounds() {
-    QFETCH(uint32_t, type);
-    QFETCH(double, spread);
-    const auto ggmlType = static_cast<GgmlType>(type);
-    constexpr int64_t n = 32 * 64;
-    const std::vector<float> values = randomValues(n, static_cast<float>(spread), 42);
-    std::vector<uint8_t> packed(*ggmlByteSize(ggmlType, n));
-    quantizeRow(ggmlType, values.data(), packed.data(), n);
-    std::vector<float> back(n);
-    dequantizeRow(ggmlType, packed.data(), back.data(), n);
-    for (int64_t block = 0; block < n / 32; ++block) {
-        double absMax = 0.0;
-        for (int j = 0; j < 32; ++j)
-            absMax = std::max(absMax, std::fabs(double(values[block * 32 + j])));
-        const bool isQ8 = ggmlType == GgmlType::Q8_0;
-        const double step = isQ8 ? absMax / 127.0 : absMax / 8.0;
-        const double scaleError = std::max(step * std::ldexp(1.0, -11), std::ldexp(1.0, -25));
-        const double bound = (isQ8 ? 0.5 * step : step) + (isQ8 ? 127.0 : 8.0) * scaleError;
-        for (int j = 0; j < 32; ++j) {
-            const int64_t i = block * 32 + j;
-            const double error = std::fabs(double(values[i]) - double(back[i]));
-            if (error > bound)
-                QFAIL(qPrintable(QStringLiteral("value %1: %2 came back as %3 (bound %4)")
-                                     .arg(i)
-                                     .arg(values[i])
-                                     .arg(back[i])
-                                     .arg(bound)));
-        }
-    }
-}
-
-void TestGgmlTypes::f16AndF32Rows() {
-    const std::vector<float> values{1.0f, -0.5f, 65504.0f, 0.1f, 1e-7f, -3.25f};
-    std::vector<uint8_t> f16(values.size() * 2);
-    quantizeRow(GgmlType::F16, values.data(), f16.data(), 6);
-    QCOMPARE(f16[0], uint8_t(0x00)); // 1.0 = 0x3c00, little-endian
-    QCOMPARE(f16[1], uint8_t(0x3c));
-    std::vector<float> back(values.size());
-    dequantizeRow(GgmlType::F16, f16.data(), back.data(), 6);
-    for (size_t i = 0; i < values.size(); ++i)
-        QCOMPARE(back[i], fp16ToFp32(fp32ToFp16(values[i])));
-    std::vector<uint8_t> f32(values.size() * 4);
-    quantizeRow(GgmlType::F32, values.data(), f32.data(), 6);
-    dequantizeRow(GgmlType::F32, f32.data(), back.data(), 6);
-    for (size_t i = 0; i < values.size(); ++i)
-        QCOMPARE(back[i], values[i]);
-}
-
-void TestGgmlTypes::unsupportedRowsThrow() {
-    std::vector<uint8_t> bytes(256);
-    std::vector<float> values(256);
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                             dequantizeRow(GgmlType::Q4_K, bytes.data(), values.data(), 256));
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                             quantizeRow(GgmlType::Q8_0, values.data(), bytes.data(), 33));
 }
 
 QTEST_GUILESS_MAIN(TestGgmlTypes)

@@ -231,6 +231,9 @@ void TestGgufCorrupt::corruptFile_data() {
     QTest::newRow("row not whole blocks")
         << header(1, 0).tensor("t", {33, 32}, static_cast<uint32_t>(GgmlType::Q8_0), 0).data()
         << "tensor 't': row length 33 is not a multiple of the Q8_0 block size 32";
+    QTest::newRow("K-quant row not whole super-blocks")
+        << header(1, 0).tensor("t", {192, 4}, static_cast<uint32_t>(GgmlType::Q4_K), 0).data()
+        << "tensor 't': row length 192 is not a multiple of the Q4_K block size 256";
     QTest::newRow("duplicate tensor name") << header(2, 0)
                                                   .tensor("w", {8}, kF32, 0)
                                                   .tensor("w", {8}, kF32, 32)

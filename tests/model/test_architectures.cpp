@@ -2,6 +2,7 @@
 // against a reference forward pass written here in double precision from the file's own tensors:
 // full causal attention, nothing shared with the engine's kernels. qwen3 has no llama.cpp
 // reference at the commit the other figures come from, so this is its check.
+#include "gguf/dequantize.h"
 #include "gguf/gguf.h"
 #include "gguf/gguf_writer.h"
 #include "model/model.h"

@@ -138,17 +138,35 @@ private slots:
     }
 
     // Quantized weights give logits close to the f32 weights they were made from.
+    // The K-quants' 256-value blocks need a wider model (embd > 0 sets n_embd and n_ff = 2 embd).
     void quantizedWeightsStayClose_data() {
         QTest::addColumn<int>("type");
+        QTest::addColumn<int>("embd");
         QTest::addColumn<float>("tolerance");
-        QTest::addRow("F16") << int(GgmlType::F16) << 0.02f;
-        QTest::addRow("Q8_0") << int(GgmlType::Q8_0) << 0.1f;
-        QTest::addRow("Q4_0") << int(GgmlType::Q4_0) << 1.0f;
+        QTest::addRow("F16") << int(GgmlType::F16) << 0 << 0.02f;
+        QTest::addRow("BF16") << int(GgmlType::BF16) << 0 << 0.05f;
+        QTest::addRow("Q8_0") << int(GgmlType::Q8_0) << 0 << 0.1f;
+        QTest::addRow("Q5_0") << int(GgmlType::Q5_0) << 0 << 0.5f;
+        QTest::addRow("Q5_1") << int(GgmlType::Q5_1) << 0 << 0.5f;
+        QTest::addRow("Q4_0") << int(GgmlType::Q4_0) << 0 << 1.0f;
+        QTest::addRow("Q4_1") << int(GgmlType::Q4_1) << 0 << 1.0f;
+        QTest::addRow("IQ4_NL") << int(GgmlType::IQ4_NL) << 0 << 1.0f;
+        QTest::addRow("Q6_K") << int(GgmlType::Q6_K) << 256 << 0.3f;
+        QTest::addRow("Q5_K") << int(GgmlType::Q5_K) << 256 << 0.5f;
+        QTest::addRow("Q4_K") << int(GgmlType::Q4_K) << 256 << 1.0f;
+        QTest::addRow("IQ4_XS") << int(GgmlType::IQ4_XS) << 256 << 1.0f;
+        QTest::addRow("Q3_K") << int(GgmlType::Q3_K) << 256 << 2.0f;
+        QTest::addRow("Q2_K") << int(GgmlType::Q2_K) << 256 << 3.0f;
     }
     void quantizedWeightsStayClose() {
         QFETCH(int, type);
+        QFETCH(int, embd);
         QFETCH(float, tolerance);
         SyntheticSpec spec;
+        if (embd > 0) {
+            spec.nEmbd = embd;
+            spec.nFf = 2 * embd;
+        }
         auto reference = loadSpec(spec);
         spec.weightType = GgmlType(type);
         auto quantized = loadSpec(spec);
@@ -171,7 +189,7 @@ private slots:
         QTest::addRow("missing key") << 1 << "missing required key 'llama.block_count'";
         QTest::addRow("missing tensor") << 2 << "missing required tensor 'blk.0.ffn_up.weight'";
         QTest::addRow("wrong shape") << 3 << "tensor 'blk.0.attn_k.weight' has shape [64, 32], expected [32, 32]";
-        QTest::addRow("unsupported type") << 4 << "has type BF16, which Sinkscope cannot compute with";
+        QTest::addRow("unsupported type") << 4 << "has type IQ2_XXS, which Sinkscope cannot compute with";
         QTest::addRow("missing embedding") << 5 << "missing required tensor 'token_embd.weight'";
     }
     void rejectsBadModels() {
@@ -186,7 +204,7 @@ private slots:
         case 5: hand.skipTensor = "token_embd.weight"; break;
         }
         std::string error;
-        const std::vector<uint8_t> bytes = index == 4 ? bf16Model() : hand.bytes();
+        const std::vector<uint8_t> bytes = index == 4 ? unsupportedTypeModel() : hand.bytes();
         QVERIFY(!load(bytes, error));
         QVERIFY2(QString::fromStdString(error).contains(message), error.c_str());
         QVERIFY2(QString::fromStdString(error).startsWith("model.gguf: "), error.c_str());
@@ -199,8 +217,9 @@ private slots:
     }
 
 private:
-    // BF16 is a type ggml knows but Sinkscope does not compute with: written as raw bytes.
-    static std::vector<uint8_t> bf16Model() {
+    // IQ2_XXS is a type ggml knows but Sinkscope does not compute with: written as raw bytes
+    // (256 values a row, its block size; the type is checked before the shape).
+    static std::vector<uint8_t> unsupportedTypeModel() {
         HandModel hand;
         hand.skipTensor = "blk.0.ffn_up.weight";
         std::vector<uint8_t> base = hand.bytes();
@@ -217,7 +236,8 @@ private:
         }
         for (const GgufTensorInfo& t : file->tensors())
             w.addTensor(t.name, t.type, t.dims, std::vector<uint8_t>(t.data, t.data + t.byteSize));
-        w.addTensor("blk.0.ffn_up.weight", GgmlType::BF16, {32, 64}, std::vector<uint8_t>(32 * 64 * 2, 0));
+        w.addTensor("blk.0.ffn_up.weight", GgmlType::IQ2_XXS, {256, 64},
+                    std::vector<uint8_t>(66 * 64, 0));
         return w.bytes();
     }
 };

@@ -1,0 +1,106 @@
+// quantDot / quantMatvec: argument checks, the activation type per weight type, and dispatch to
+// the kernels of model/quant_dot_fast.cpp (ref:: to model/quant_dot_ref.cpp).
+#include "model/quant_dot.h"
+
+#include "gguf/dequantize.h"
+#include "model/quant_dot_kernels.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace sinkscope {
+
+namespace {
+
+// ggml's vec_dot_type (ggml-cpu.c, type_traits_cpu) for each weight type it can dot.
+bool findActivationType(GgmlType weightType, GgmlType& activation) {
+    switch (weightType) {
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16:
+        activation = weightType;
+        return true;
+    case GgmlType::Q4_0:
+    case GgmlType::Q5_0:
+    case GgmlType::Q8_0:
+    case GgmlType::IQ4_NL:
+        activation = GgmlType::Q8_0;
+        return true;
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_1:
+        activation = GgmlType::Q8_1;
+        return true;
+    case GgmlType::Q2_K:
+    case GgmlType::Q3_K:
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+    case GgmlType::Q6_K:
+    case GgmlType::IQ4_XS:
+        activation = GgmlType::Q8_K;
+        return true;
+    default:
+        return false;
+    }
+}
+
+// The number of blocks in a row of n values; throws for a type without a dot or a bad n.
+int64_t requireDotRow(GgmlType weightType, int64_t n) {
+    GgmlType activation;
+    if (!findActivationType(weightType, activation))
+        throw std::invalid_argument(std::string("no dot product for weights of type ") +
+                                    ggmlTypeName(weightType));
+    const int64_t blockValues = ggmlBlockValues(weightType);
+    if (n < 0 || n % blockValues != 0)
+        throw std::invalid_argument("row length " + std::to_string(n) +
+                                    " is not a multiple of the " + ggmlTypeName(weightType) +
+                                    " block size " + std::to_string(blockValues));
+    return n / blockValues;
+}
+
+} // namespace
+
+bool quantDotSupported(GgmlType weightType) {
+    GgmlType activation;
+    return findActivationType(weightType, activation);
+}
+
+GgmlType activationType(GgmlType weightType) {
+    GgmlType activation;
+    if (!findActivationType(weightType, activation))
+        throw std::invalid_argument(std::string("no dot product for weights of type ") +
+                                    ggmlTypeName(weightType));
+    return activation;
+}
+
+void quantizeActivations(GgmlType weightType, const float* x, void* dst, int64_t n) {
+    requireDotRow(weightType, n);
+    quantizeRow(activationType(weightType), x, dst, n);
+}
+
+float quantDot(GgmlType weightType, const void* weightRow, const void* activationRow, int64_t n) {
+    const int64_t blocks = requireDotRow(weightType, n);
+    return quant::fastDotKernel(weightType)(weightRow, activationRow, blocks);
+}
+
+namespace ref {
+float quantDot(GgmlType weightType, const void* weightRow, const void* activationRow, int64_t n) {
+    const int64_t blocks = requireDotRow(weightType, n);
+    return quant::referenceDotKernel(weightType)(weightRow, activationRow, blocks);
+}
+} // namespace ref
+
+void quantMatvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
+                 float* out, std::vector<std::byte>& scratch) {
+    const int64_t blocks = requireDotRow(type, cols);
+    if (rows < 0) throw std::invalid_argument("negative row count " + std::to_string(rows));
+    const GgmlType activation = activationType(type);
+    scratch.resize(static_cast<size_t>(*ggmlByteSize(activation, static_cast<uint64_t>(cols))));
+    quantizeRow(activation, x, scratch.data(), cols);
+    const auto rowBytes = static_cast<size_t>(*ggmlByteSize(type, static_cast<uint64_t>(cols)));
+    const quant::DotKernel kernel = quant::fastDotKernel(type);
+    const auto* rowsStart = static_cast<const uint8_t*>(w);
+    for (int64_t r = 0; r < rows; ++r)
+        out[r] = kernel(rowsStart + static_cast<size_t>(r) * rowBytes, scratch.data(), blocks);
+}
+
+} // namespace sinkscope

@@ -1,0 +1,54 @@
+// Dot products of weight rows kept in their ggml type with activations, computed as ggml's CPU
+// backend computes them: the f32 activations are first quantized (or converted) to the weight
+// type's vec_dot_type, then each block's integer products are summed exactly and scaled.
+//
+//   weight type                        activation type (ggml's vec_dot_type)
+//   F32                                F32 (a float dot)
+//   F16, BF16                          F16, BF16 (round to nearest even, then a float dot)
+//   Q4_0, Q5_0, Q8_0, IQ4_NL           Q8_0
+//   Q4_1, Q5_1                         Q8_1 (its f16 sums carry the weights' mins)
+//   Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS   Q8_K (its block sums carry the mins)
+//
+// ref:: holds one scalar reference per weight type that follows ggml's generic C kernel
+// (ggml_vec_dot_*) step for step, float order included. The default kernels are written for the
+// compiler to vectorize (int8 products summed in int32 over fixed-length loops, no intrinsics)
+// and give the reference's result bit for bit, except F32 / F16 / BF16, whose float sums run in
+// lanes (as ggml's SIMD kernels do) where the reference sums in double (ggml's scalar order).
+// ggml's own SIMD kernels sum the same exact block integers in another float order: measured
+// against them, these dots differ by at most ~2e-6 of the sum of |w a|.
+#pragma once
+
+#include "gguf/ggml_types.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace sinkscope {
+
+// True for the weight types above (every supported type but Q8_1 and Q8_K, which ggml only uses
+// for activations).
+bool quantDotSupported(GgmlType weightType);
+// The activation type for `weightType`; throws std::invalid_argument when !quantDotSupported.
+GgmlType activationType(GgmlType weightType);
+
+// dst = x[n] in activationType(weightType): ggmlByteSize(activationType(weightType), n) bytes.
+// n must be a multiple of the weight type's block size (throws std::invalid_argument).
+void quantizeActivations(GgmlType weightType, const float* x, void* dst, int64_t n);
+
+// The dot of one weight row (n values of weightType) with one activation row (n values in
+// activationType(weightType), e.g. from quantizeActivations). Throws std::invalid_argument for
+// an unsupported type or an n that is not a multiple of the block size.
+float quantDot(GgmlType weightType, const void* weightRow, const void* activationRow, int64_t n);
+
+// out[rows] = W[rows][cols] . x[cols]: W row-major in `type`, ggmlByteSize(type, cols) bytes per
+// row, unaligned. x is quantized once into `scratch` (resized as needed, reusable across calls),
+// then each row is one quantDot.
+void quantMatvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
+                 float* out, std::vector<std::byte>& scratch);
+
+namespace ref {
+float quantDot(GgmlType weightType, const void* weightRow, const void* activationRow, int64_t n);
+} // namespace ref
+
+} // namespace sinkscope
