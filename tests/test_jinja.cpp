@@ -161,6 +161,8 @@ void TestJinja::errors_data() {
     row("iterating none", "{% for i in none %}{% endfor %}", "'NoneType' object is not iterable", 1,
         13);
     row("length of none", "{{ none|length }}", "object of type 'NoneType' has no len()", 1, 9);
+    row("length of a generator", "{{ [1, 2]|select|length }}",
+        "object of type 'generator' has no len()", 1, 18);
     row("tojson of undefined", "{{ x|tojson }}",
         "Object of type Undefined is not JSON serializable", 1, 6);
     row("macro with too many arguments", "{% macro m(a) %}{% endmacro %}{{ m(1, 2) }}",

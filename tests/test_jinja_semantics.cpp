@@ -404,6 +404,15 @@ void TestJinjaSemantics::semantics_data() {
         << QByteArray("{% if false %}{{ x|frobnicate }}{% endif %}ok{{ \"y\" if false else "
                       "x|frobnicate2 if false }}")
         << QByteArray("{}") << QByteArray("ok");
+    QTest::newRow("generators are true and used up")
+        << QByteArray("{% set g = [1, 2, 3]|select %}{{ g|list }}{{ g|list }} {% if [0]|reject "
+                      "%}T{% endif %} {{ ([1]|map(\"string\")) is sequence }} {% set h = [1, "
+                      "2]|map(\"string\") %}{{ h|first }}{{ h|first }}[{{ h|join }}] {{ 1 in [1, "
+                      "2]|select }} {% for a in g %}x{% else %}empty{% endfor %}")
+        << QByteArray("{}") << QByteArray("[1, 2, 3][] T False 12[] True empty");
+    QTest::newRow("percent with mappings and undefined")
+        << QByteArray("{{ \"ab\" % [1] }}|{{ \"ab\" % {\"a\": 1} }}|{{ \"%s\" % x }}|")
+        << QByteArray("{}") << QByteArray("ab|ab||");
     QTest::newRow("braces inside tags")
         << QByteArray("{{ {\"a\": {\"b\": 1}} }} {{ {\"a\": 1}[\"a\"] }}") << QByteArray("{}")
         << QByteArray("{'a': {'b': 1}} 1");

@@ -1,6 +1,6 @@
 // jinja2's filters on text and single values (the ones on sequences are in
-// jinja_sequence_filters.cpp). reverse gives a list where jinja2 gives an iterator: the same
-// items, only printing one directly differs.
+// jinja_sequence_filters.cpp). Where jinja2 gives a generator or iterator (items, batch,
+// reverse), so does this: always true, no length, used up by walking it.
 #include "chat/jinja_builtins.h"
 #include "chat/jinja_lookup.h"
 
@@ -64,7 +64,7 @@ Value filterBatch(Interpreter& interpreter, const Value& input, const Arguments&
                 current.push_back(*bound[1]);
         batches.push_back(makeList(budgetOf(interpreter), std::move(current)));
     }
-    return makeList(budgetOf(interpreter), std::move(batches));
+    return makeIterator(budgetOf(interpreter), std::move(batches));
 }
 
 Value filterCapitalize(Interpreter& interpreter, const Value& input, const Arguments& arguments) {
@@ -129,6 +129,14 @@ Value filterEscape(Interpreter& interpreter, const Value& input, const Arguments
 }
 
 Value endItem(Interpreter& interpreter, const Value& input, bool first) {
+    if (input.isIterator()) {
+        if (!first)
+            fail(std::string("'") + input.asIterator()->type + "' object is not reversible");
+        const Iterator& iterator = *input.asIterator();
+        if (iterator.position < iterator.items->items.size())
+            return iterator.items->items[iterator.position++];
+        return Value::undefined("No first item, sequence was empty.");
+    }
     if (input.isUndefined() || (lengthOf(input) && *lengthOf(input) == 0))
         return Value::undefined(first ? "No first item, sequence was empty."
                                       : "No last item, sequence was empty.");
@@ -261,12 +269,12 @@ Value filterIndent(Interpreter& interpreter, const Value& input, const Arguments
 
 Value filterItems(Interpreter& interpreter, const Value& input, const Arguments& arguments) {
     bindArguments("items", {}, 0, arguments);
-    if (input.isUndefined()) return makeList(budgetOf(interpreter), {});
+    if (input.isUndefined()) return makeIterator(budgetOf(interpreter), {});
     if (!input.isDict()) fail("Can only get item pairs from a mapping.");
     std::vector<Value> pairs;
     for (const auto& [key, value] : input.asDict()->entries)
         pairs.push_back(makeList(budgetOf(interpreter), {key, value}, true));
-    return makeList(budgetOf(interpreter), std::move(pairs));
+    return makeIterator(budgetOf(interpreter), std::move(pairs));
 }
 
 Value filterJoin(Interpreter& interpreter, const Value& input, const Arguments& arguments) {
@@ -334,11 +342,16 @@ Value filterReverse(Interpreter& interpreter, const Value& input, const Argument
             out.append(text, starts[i - 1], starts[i] - starts[i - 1]);
         return makeString(budgetOf(interpreter), std::move(out));
     }
-    if (!input.isList() && !input.isDict() && !input.isUndefined())
+    if (!input.isList() && !input.isDict() && !input.isUndefined() && !input.isIterator())
         fail("argument must be iterable");
     std::vector<Value> items = itemsOf(interpreter, input);
     std::reverse(items.begin(), items.end());
-    return makeList(budgetOf(interpreter), std::move(items));
+    // Python's reversed() of a sequence is an iterator; a generator is made a list first.
+    if (input.isIterator()) return makeList(budgetOf(interpreter), std::move(items));
+    const char* type = input.isDict()                       ? "dict_reversekeyiterator"
+                       : input.isList() && !input.isTuple() ? "list_reverseiterator"
+                                                            : "reversed";
+    return makeIterator(budgetOf(interpreter), std::move(items), type);
 }
 
 Value filterRound(Interpreter& interpreter, const Value& input, const Arguments& arguments) {

@@ -179,6 +179,9 @@ void appendStr(TextBuilder& out, const Value& value) {
     case Value::Kind::Loop:
         out.append("<LoopContext>");
         return;
+    case Value::Kind::Iterator:
+        out.append(std::string("<") + value.asIterator()->type + " object>");
+        return;
     }
 }
 

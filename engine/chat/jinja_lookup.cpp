@@ -16,6 +16,8 @@ ListPtr iterate(const Value& value, Budget& budget) {
         return empty;
     case Value::Kind::List:
         return value.asList();
+    case Value::Kind::Iterator:
+        return makeList(budget, value.asIterator()->take()).asList();
     case Value::Kind::Dict: {
         std::vector<Value> keys;
         for (const auto& entry : value.asDict()->entries)
@@ -138,11 +140,14 @@ std::optional<int64_t> sliceBound(const Value& bound) {
 Value sliceValue(const Value& object, const Value& start, const Value& stop, const Value& step,
                  Budget& budget) {
     if (object.isUndefined()) failUndefined(object);
+    // jinja2 writes slices as Python subscripts, so a wrong object or bound is an error (an item
+    // lookup would give an undefined value instead).
     for (const Value* bound : {&start, &stop, &step})
         if (!bound->isNone() && !bound->isIntegral())
-            return Value::undefined("slice indices must be integers or None");
+            fail("slice indices must be integers or None or have an __index__ method");
+    if (object.isDict()) fail("unhashable type: 'slice'");
     if (!object.isList() && !object.isString())
-        return Value::undefined("'" + typeName(object) + "' object is not subscriptable");
+        fail("'" + typeName(object) + "' object is not subscriptable");
     const auto length = static_cast<int64_t>(*lengthOf(object));
     const int64_t stride =
         std::clamp<int64_t>(sliceBound(step).value_or(1), -(int64_t{1} << 62), int64_t{1} << 62);

@@ -86,6 +86,8 @@ bool equals(const Value& a, const Value& b, Budget& budget) {
         return a.asCallable() == b.asCallable();
     case Value::Kind::Loop:
         return a.asLoop() == b.asLoop();
+    case Value::Kind::Iterator:
+        return a.asIterator() == b.asIterator();
     default:
         return false;
     }
@@ -336,6 +338,7 @@ Value applyBinary(BinaryOp op, const Value& a, const Value& b, Budget& budget) {
     default:
         break;
     }
+    if (op == BinaryOp::Modulo && a.isString()) return percentFormat(a.asString(), b, budget);
     if (a.isUndefined()) failUndefined(a);
     if (b.isUndefined()) failUndefined(b);
     if (op == BinaryOp::Add) return add(a, b, budget);
@@ -346,7 +349,6 @@ Value applyBinary(BinaryOp op, const Value& a, const Value& b, Budget& budget) {
             fail("can't multiply sequence by non-int of type '" +
                  typeName(a.isString() || a.isList() ? b : a) + "'");
     }
-    if (op == BinaryOp::Modulo && a.isString()) return percentFormat(a.asString(), b, budget);
     if (a.isNumber() && b.isNumber()) return arithmetic(op, a, b);
     unsupported(op, a, b);
 }
@@ -385,6 +387,14 @@ bool contains(const Value& container, const Value& item, Budget& budget) {
         if (item.isList() || item.isDict() || item.isNamespace())
             fail("unhashable type: '" + typeName(item) + "'");
         return container.asDict()->find(item, budget) != nullptr;
+    case Value::Kind::Iterator: {
+        // Python walks the iterator up to the first match, using up what it passed.
+        const Iterator& iterator = *container.asIterator();
+        const auto& items = iterator.items->items;
+        while (iterator.position < items.size())
+            if (equals(items[iterator.position++], item, budget)) return true;
+        return false;
+    }
     default:
         fail("argument of type '" + typeName(container) + "' is not iterable");
     }

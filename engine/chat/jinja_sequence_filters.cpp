@@ -1,6 +1,6 @@
 // jinja2's filters on sequences (map, select and reject with their attribute forms, sort,
-// unique, min, max) and Hugging Face's tojson. jinja2's map and select give generators; these
-// give lists of the same items.
+// unique, min, max) and Hugging Face's tojson. map, select, reject and unique give generators,
+// as in jinja2 (jinja_value.h's Iterator).
 #include "chat/jinja_builtins.h"
 #include "chat/jinja_lookup.h"
 
@@ -102,7 +102,8 @@ Value filterUnique(Interpreter& interpreter, const Value& input, const Arguments
     const bool caseSensitive = boolArgument(bound[0], false);
     std::vector<Value> seen;
     std::vector<Value> kept;
-    for (const Value& item : iterate(input, budget)->items) {
+    const ListPtr items = iterate(input, budget); // held: iterating a string makes a new list
+    for (const Value& item : items->items) {
         const Value key = sortKey(item, bound[1], caseSensitive, budget);
         if (key.isList() || key.isDict()) fail("unhashable type: '" + typeName(key) + "'");
         if (std::any_of(seen.begin(), seen.end(),
@@ -111,7 +112,7 @@ Value filterUnique(Interpreter& interpreter, const Value& input, const Arguments
         seen.push_back(key);
         kept.push_back(item);
     }
-    return makeList(budget, std::move(kept));
+    return makeIterator(budget, std::move(kept));
 }
 
 Value extreme(Interpreter& interpreter, const Value& input, const Arguments& arguments, bool max) {
@@ -123,7 +124,8 @@ Value extreme(Interpreter& interpreter, const Value& input, const Arguments& arg
     if (items->items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
     const Value* best = &items->items.front();
     Value bestKey = sortKey(*best, bound[1], caseSensitive, budget);
-    for (const Value& item : items->items) {
+    for (size_t i = 1; i < items->items.size(); ++i) {
+        const Value& item = items->items[i];
         Value key = sortKey(item, bound[1], caseSensitive, budget);
         const int order = compare(key, bestKey, budget);
         if (max ? order > 0 : order < 0) {
@@ -145,7 +147,7 @@ Value filterMax(Interpreter& interpreter, const Value& input, const Arguments& a
 Value filterMap(Interpreter& interpreter, const Value& input, const Arguments& arguments) {
     Budget& budget = interpreter.budget();
     std::vector<Value> mapped;
-    if (!truthy(input)) return makeList(budget, {});
+    if (!truthy(input)) return makeIterator(budget, {});
     const ListPtr items = iterate(input, budget);
     if (arguments.positional.empty()) {
         std::optional<Value> attribute;
@@ -164,21 +166,21 @@ Value filterMap(Interpreter& interpreter, const Value& input, const Arguments& a
             if (value.isUndefined() && fallback && !fallback->isNone()) value = *fallback;
             mapped.push_back(std::move(value));
         }
-        return makeList(budget, std::move(mapped));
+        return makeIterator(budget, std::move(mapped));
     }
     const std::string name = toStr(arguments.positional.front(), budget);
     Arguments rest{{arguments.positional.begin() + 1, arguments.positional.end()},
                    arguments.keywords};
     for (const Value& item : items->items)
         mapped.push_back(interpreter.applyFilter(name, item, rest));
-    return makeList(budget, std::move(mapped));
+    return makeIterator(budget, std::move(mapped));
 }
 
 // select, reject, selectattr, rejectattr: [attribute,] test name, the test's arguments.
 Value selectOrReject(Interpreter& interpreter, const Value& input, const Arguments& arguments,
                      bool byAttribute, bool keep) {
     Budget& budget = interpreter.budget();
-    if (!truthy(input)) return makeList(budget, {});
+    if (!truthy(input)) return makeIterator(budget, {});
     const ListPtr items = iterate(input, budget);
     size_t next = 0;
     std::optional<Value> attribute;
@@ -197,7 +199,7 @@ Value selectOrReject(Interpreter& interpreter, const Value& input, const Argumen
         const bool passes = test ? interpreter.applyTest(*test, subject, rest) : truthy(subject);
         if (passes == keep) kept.push_back(item);
     }
-    return makeList(budget, std::move(kept));
+    return makeIterator(budget, std::move(kept));
 }
 
 Value filterSelect(Interpreter& interpreter, const Value& input, const Arguments& arguments) {

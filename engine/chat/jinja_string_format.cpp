@@ -47,6 +47,7 @@ private:
 
 std::string formatNumber(const Conversion& conversion, const Value& argument) {
     const char type = conversion.type;
+    if (argument.isUndefined()) failUndefined(argument);
     if (!argument.isNumber())
         fail(std::string("%") + type + " format: a real number is required, not " +
              typeName(argument));
@@ -200,7 +201,11 @@ Value percentFormat(const std::string& format, const Value& arguments, Budget& b
             fail(std::string("unsupported format character '") + conversion.type + "'");
         }
     }
-    if (!usedMapping && !arguments.isDict() && !next.allUsed())
+    // Python takes anything with [] (a dict, a list, jinja2's Undefined) as a mapping of which
+    // the format may use nothing.
+    const bool mappingLike = arguments.isDict() || (arguments.isList() && !arguments.isTuple()) ||
+                             arguments.isUndefined();
+    if (!usedMapping && !mappingLike && !next.allUsed())
         fail("not all arguments converted during string formatting");
     return Value(out.take());
 }
@@ -286,8 +291,9 @@ std::string formatNumberSpec(const FormatSpec& spec, const Value& value) {
                 body.insert(body.begin(), static_cast<char>('0' + (m & 1)));
             if (spec.alternate) body = "0b" + body;
         } else if (type == 'c') {
-            appendCodePoint(
-                body, static_cast<char32_t>(std::min<unsigned long long>(magnitude, 0x10FFFF)));
+            if (negative || magnitude > 0x10FFFF || (magnitude >= 0xD800 && magnitude <= 0xDFFF))
+                fail("%c arg not in range(0x110000) or a surrogate");
+            appendCodePoint(body, static_cast<char32_t>(magnitude));
         } else {
             const char conversion = type == 'x' || type == 'X' || type == 'o' ? type : 'u';
             std::snprintf(

@@ -41,7 +41,7 @@ SINKSCOPE_SIMPLE_TEST(testMapping, "mapping", value.isDict())
 // Python: iter() works (undefined iterates as empty); a sequence has len() and [].
 SINKSCOPE_SIMPLE_TEST(testIterable, "iterable",
                       value.isString() || value.isList() || value.isDict() || value.isUndefined() ||
-                          value.isLoop())
+                          value.isLoop() || value.isIterator())
 SINKSCOPE_SIMPLE_TEST(testSequence, "sequence",
                       value.isString() || value.isList() || value.isDict() || value.isUndefined())
 // jinja2's Undefined and loop objects can be called (to fail, or for recursive loops).

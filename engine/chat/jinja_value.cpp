@@ -31,6 +31,8 @@ int Value::depth() const {
         return asDict()->depth;
     case Kind::Namespace:
         return 1;
+    case Kind::Iterator:
+        return asIterator()->items->depth + 1;
     default:
         return 0;
     }
@@ -44,6 +46,8 @@ bool Value::holdsNamespace() const {
         return asDict()->holdsNamespace;
     case Kind::Namespace:
         return true;
+    case Kind::Iterator:
+        return asIterator()->items->holdsNamespace;
     default:
         return false;
     }
@@ -128,6 +132,21 @@ Value makeDict(Budget& budget, std::vector<std::pair<Value, Value>> entries) {
     return Value(DictPtr(std::move(dict)));
 }
 
+std::vector<Value> Iterator::take() const {
+    const auto& all = items->items;
+    std::vector<Value> rest(
+        all.begin() + static_cast<std::ptrdiff_t>(std::min(position, all.size())), all.end());
+    position = all.size();
+    return rest;
+}
+
+Value makeIterator(Budget& budget, std::vector<Value> items, const char* type) {
+    auto iterator = std::make_shared<Iterator>();
+    iterator->items = makeList(budget, std::move(items)).asList();
+    iterator->type = type;
+    return Value(std::shared_ptr<const Iterator>(std::move(iterator)));
+}
+
 Value makeString(Budget& budget, std::string text) {
     budget.chargeText(text.size());
     return Value(std::move(text));
@@ -179,6 +198,8 @@ std::string typeName(const Value& value) {
         return "function";
     case Value::Kind::Loop:
         return "LoopContext";
+    case Value::Kind::Iterator:
+        return value.asIterator()->type;
     }
     return "object";
 }

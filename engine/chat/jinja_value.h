@@ -23,6 +23,7 @@ struct List;
 struct Dict;
 struct Namespace;
 struct LoopInfo;
+struct Iterator;
 class Callable;
 
 using ListPtr = std::shared_ptr<const List>;
@@ -46,7 +47,8 @@ public:
         Dict,
         Namespace,
         Callable,
-        Loop
+        Loop,
+        Iterator,
     };
 
     Value() : m_data(Undefined{}) {}
@@ -62,6 +64,7 @@ public:
     Value(std::shared_ptr<Namespace> ns) : m_data(std::move(ns)) {}
     Value(std::shared_ptr<const Callable> callable) : m_data(std::move(callable)) {}
     Value(std::shared_ptr<const LoopInfo> loop) : m_data(std::move(loop)) {}
+    Value(std::shared_ptr<const Iterator> iterator) : m_data(std::move(iterator)) {}
     static Value undefined(std::string reason);
 
     Kind kind() const { return static_cast<Kind>(m_data.index()); }
@@ -78,6 +81,7 @@ public:
     bool isNamespace() const { return kind() == Kind::Namespace; }
     bool isCallable() const { return kind() == Kind::Callable; }
     bool isLoop() const { return kind() == Kind::Loop; }
+    bool isIterator() const { return kind() == Kind::Iterator; }
 
     // Each requires the matching kind.
     const std::string& undefinedReason() const;
@@ -99,6 +103,9 @@ public:
     const std::shared_ptr<const LoopInfo>& asLoop() const {
         return std::get<std::shared_ptr<const LoopInfo>>(m_data);
     }
+    const std::shared_ptr<const Iterator>& asIterator() const {
+        return std::get<std::shared_ptr<const Iterator>>(m_data);
+    }
 
     bool isTuple() const;
     // Containers nested inside this value, itself included: 0 for a scalar.
@@ -109,7 +116,7 @@ public:
 private:
     std::variant<Undefined, None, bool, int64_t, double, std::shared_ptr<const std::string>,
                  ListPtr, DictPtr, std::shared_ptr<Namespace>, std::shared_ptr<const Callable>,
-                 std::shared_ptr<const LoopInfo>>
+                 std::shared_ptr<const LoopInfo>, std::shared_ptr<const Iterator>>
         m_data;
 };
 
@@ -141,6 +148,18 @@ struct LoopInfo {
     ListPtr items; // what the loop walks, after its `if` filter
     size_t index = 0;
 };
+
+// What jinja2's map, select, unique, ... and reverse give: a Python iterator. It is always
+// true, has no len(), and walking it uses it up (the position is shared by every reference, as
+// in Python), so a second loop over it sees nothing.
+struct Iterator {
+    ListPtr items;
+    const char* type = "generator"; // Python's type name: "generator", "list_reverseiterator"
+    mutable size_t position = 0;
+    // The items not yet walked; takes them all.
+    std::vector<Value> take() const;
+};
+Value makeIterator(Budget& budget, std::vector<Value> items, const char* type = "generator");
 
 struct Arguments {
     std::vector<Value> positional;
