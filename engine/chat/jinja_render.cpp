@@ -133,6 +133,11 @@ private:
 
 } // namespace
 
+// Evaluated before the output is looked up: evaluating may open and close captures.
+void Interpreter::appendValue(const Value& value) {
+    appendStr(output(), value);
+}
+
 Interpreter::Flow Interpreter::execute(const Node& node) {
     const DepthGuard guard(*this);
     m_budget.step();
@@ -142,7 +147,7 @@ Interpreter::Flow Interpreter::execute(const Node& node) {
         output().append(node.text);
         break;
     case NodeKind::Output:
-        appendStr(output(), evaluate(*node.expression));
+        appendValue(evaluate(*node.expression));
         break;
     case NodeKind::If:
         for (const auto& [condition, body] : node.branches)
@@ -168,14 +173,14 @@ Interpreter::Flow Interpreter::execute(const Node& node) {
     case NodeKind::CallBlock: {
         const Value caller(
             std::shared_ptr<const Callable>(std::make_shared<MacroCallable>(*node.macro, m_scope)));
-        appendStr(output(), evaluateCall(*node.expression, &caller));
+        appendValue(evaluateCall(*node.expression, &caller));
         break;
     }
     case NodeKind::FilterBlock: {
         std::string text;
         if (const Flow flow = capture(node.body, text); flow != Flow::Normal) return flow;
         const Value value(std::move(text));
-        appendStr(output(), evaluateFilter(*node.expression, &value));
+        appendValue(evaluateFilter(*node.expression, &value));
         break;
     }
     case NodeKind::With: {

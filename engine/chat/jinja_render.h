@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ctime>
+#include <deque>
 #include <memory>
 #include <string>
 
@@ -46,6 +47,7 @@ private:
     class ScopeGuard;
     class CaptureGuard;
     TextBuilder& output() { return m_outputs.back(); }
+    void appendValue(const Value& value);
 
     // Statements (jinja_render.cpp).
     Flow execute(const Body& body);
@@ -65,9 +67,11 @@ private:
     const Program& m_program;
     Budget m_budget;
     std::time_t m_now;
-    std::shared_ptr<Scope> m_root;      // the template's variables (above: context, globals)
-    std::shared_ptr<Scope> m_scope;     // innermost
-    std::vector<TextBuilder> m_outputs; // where text goes: the render, then captures inside it
+    std::shared_ptr<Scope> m_root;  // the template's variables (above: context, globals)
+    std::shared_ptr<Scope> m_scope; // innermost
+    // Where text goes: the render, then the captures inside it. A deque, so that a capture opened
+    // while a reference to the one below is held leaves that reference valid.
+    std::deque<TextBuilder> m_outputs;
     size_t m_offset = 0;
     int m_depth = 0;     // evaluation recursion, at most 16 x maxNesting
     int m_callDepth = 0; // macro calls, at most maxNesting
