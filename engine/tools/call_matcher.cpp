@@ -1,6 +1,6 @@
 #include "tools/call_matcher.h"
 
-#include "tokenizer/utf8.h"
+#include "text/utf8.h"
 
 #include <algorithm>
 #include <numeric>
