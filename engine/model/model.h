@@ -38,11 +38,16 @@ struct ModelConfig {
     int kvDim() const { return nHeadKv * headDim; }
 };
 
-// A row-major matrix [rows][cols] of f32, either inside the mapped file or dequantized at load.
+// A row-major matrix [rows][cols]: f32 values, or rows kept in their ggml type inside the mapped
+// file (quantized weights are never expanded to f32: the products run on them, model/quant_dot.h).
 struct Matrix {
-    const float* data = nullptr;
+    const float* data = nullptr; // [rows][cols] f32 (F32 in place, F16/BF16 converted at load), or
+                                 // nullptr when the rows stay in `type`
     int rows = 0;
     int cols = 0;
+    GgmlType type = GgmlType::F32;
+    const uint8_t* quantized = nullptr; // [rows][rowBytes] in `type` when data is nullptr
+    size_t rowBytes = 0;
 };
 
 struct LayerWeights {

@@ -1,6 +1,8 @@
 #include "model/ops.h"
 
+#include "gguf/dequantize.h"
 #include "gguf/ggml_types.h"
+#include "model/quant_dot.h"
 
 #ifdef __F16C__
 #include <immintrin.h>
@@ -33,8 +35,10 @@ void matvec(const Matrix& w, const float* x, float* out) {
 
 } // namespace ref
 
+namespace {
+
 // Four rows at a time share each load of x and one horizontal reduction step.
-void matvec(const Matrix& w, const float* x, float* out) {
+void matvecF32(const Matrix& w, const float* x, float* out) {
     using Lanes = float __attribute__((vector_size(32)));
     const auto load = [](const float* p) {
         Lanes v;
@@ -74,6 +78,25 @@ void matvec(const Matrix& w, const float* x, float* out) {
     }
     for (; r < w.rows; ++r)
         out[r] = dot(w.data + static_cast<size_t>(r) * cols, x, cols);
+}
+
+} // namespace
+
+void matvec(const Matrix& w, const float* x, float* out) {
+    if (w.data) {
+        matvecF32(w, x, out);
+        return;
+    }
+    // The activations' blocks, reused from call to call on this thread.
+    thread_local std::vector<std::byte> activations;
+    quantMatvec(w.type, w.quantized, w.rows, w.cols, x, out, activations);
+}
+
+void matrixRow(const Matrix& w, int row, float* out) {
+    if (w.data)
+        std::copy_n(w.data + static_cast<size_t>(row) * w.cols, w.cols, out);
+    else
+        dequantizeRow(w.type, w.quantized + static_cast<size_t>(row) * w.rowBytes, out, w.cols);
 }
 
 void rmsNorm(const float* x, const float* weight, int n, float eps, float* out) {

@@ -33,8 +33,11 @@ inline void axpy(float a, const float* x, float* y, int n) {
         y[i] += a * x[i];
 }
 
-// out[rows] = W[rows][cols] . x[cols]
+// out[rows] = W[rows][cols] . x[cols]; quantized rows as ggml computes them (x quantized once to
+// the type's activation blocks, integer dots per block: model/quant_dot.h)
 void matvec(const Matrix& w, const float* x, float* out);
+// out[cols] = row `row` of W, as f32 (an embedding lookup)
+void matrixRow(const Matrix& w, int row, float* out);
 // out[n] = x[n] / sqrt(mean(x^2) + eps) * weight[n]
 void rmsNorm(const float* x, const float* weight, int n, float eps, float* out);
 // Rotates each head of vec ([heads][headDim]) in place to `position`. freqFactors

@@ -175,7 +175,7 @@ void forward(const Model& model, KvCache& cache, RunState& s, int32_t token,
              const QueryPlacement& where, const AttentionProbe& probe) {
     const ModelConfig& c = model.config();
     const ModelWeights& w = model.weights();
-    std::copy_n(w.tokenEmbedding.data + static_cast<size_t>(token) * c.nEmbd, c.nEmbd, s.x.data());
+    matrixRow(w.tokenEmbedding, token, s.x.data());
     collectKeptSlots(cache, where.position, s);
     if (probe.enabled) std::fill_n(s.keptProbe.begin(), s.keptSlots.size(), 0.0f);
 
