@@ -4,10 +4,12 @@
 #include "jinja/jinja_template.h"
 
 #include <QByteArray>
+#include <QString>
 
 #include <nlohmann/json.hpp>
 
 #include <ctime>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -33,6 +35,17 @@ inline JinjaOutcome renderJinja(const std::string& source, const Json& context,
     if (compiled) outcome.text = compiled->render(context, kReferenceNow, outcome.error);
     return outcome;
 }
+
+// renders.json (shared/reference/templates) names templates by family; these are their files.
+inline const std::map<std::string, QString> kTemplateFiles = {
+    {"qwen2.5", "Qwen-Qwen2.5-7B-Instruct.jinja"},
+    {"llama-3.2", "meta-llama-Llama-3.2-3B-Instruct.jinja"},
+    {"hermes-2-pro", "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"},
+    {"mistral-nemo", "mistralai-Mistral-Nemo-Instruct-2407.jinja"},
+    {"gemma-2", "google-gemma-2-2b-it.jinja"},
+    {"phi-3.5", "microsoft-Phi-3.5-mini-instruct.jinja"},
+    {"chatml-tools", "chatml-tools.jinja"},
+};
 
 inline std::string toStd(const QByteArray& bytes) {
     return std::string(bytes.constData(), static_cast<size_t>(bytes.size()));

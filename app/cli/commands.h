@@ -13,6 +13,7 @@ int runCommand(CommandArgs args);
 int budgetCommand(CommandArgs args);
 int tokenizeCommand(CommandArgs args);
 int logitsCommand(CommandArgs args);
+int templateCommand(CommandArgs args);
 int perplexityCommand(CommandArgs args);
 int benchCommand(CommandArgs args);
 int makeModelCommand(CommandArgs args);

@@ -27,6 +27,7 @@ constexpr Command kCommands[] = {
     {"budget", sinkscope::cli::budgetCommand},
     {"tokenize", sinkscope::cli::tokenizeCommand},
     {"logits", sinkscope::cli::logitsCommand},
+    {"template", sinkscope::cli::templateCommand},
     {"perplexity", sinkscope::cli::perplexityCommand},
     {"bench", sinkscope::cli::benchCommand},
     {"make-model", sinkscope::cli::makeModelCommand},
@@ -63,6 +64,10 @@ commands:
       [--kv-bits B (16)] [--json]
       Prints, for every prompt position, the K best [token id, logit] as JSON:
       {"ids": [...], "positions": [{"top": [[id, logit], ...]}, ...]}.
+  template (--model FILE | --template FILE.jinja [--bos X] [--eos Y]) --conversation C.json
+      [--tools T.json] [--no-generation-prompt] [--now YYYY-MM-DD]
+      Prints the conversation ({"messages": [...], "tools": [...]}, OpenAI form) rendered as
+      Hugging Face's apply_chat_template renders it; --now fixes strftime_now's clock.
   perplexity --model FILE --file TEXT --ctx N [--kv-window W (0 = budget)] [--kv-bits B (32)]
       [--positions P] [--sinks S]
       Prints llama-perplexity's figure for the text as JSON.

@@ -31,16 +31,6 @@ QString templatesPath(const QString& name = {}) {
     return sharedPath("reference/templates/" + name);
 }
 
-// renders.json names templates by family; these are their files.
-const std::map<std::string, QString> kTemplateFiles = {
-    {"qwen2.5", "Qwen-Qwen2.5-7B-Instruct.jinja"},
-    {"llama-3.2", "meta-llama-Llama-3.2-3B-Instruct.jinja"},
-    {"hermes-2-pro", "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"},
-    {"mistral-nemo", "mistralai-Mistral-Nemo-Instruct-2407.jinja"},
-    {"gemma-2", "google-gemma-2-2b-it.jinja"},
-    {"phi-3.5", "microsoft-Phi-3.5-mini-instruct.jinja"},
-    {"chatml-tools", "chatml-tools.jinja"},
-};
 
 } // namespace
 
