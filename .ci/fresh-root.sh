@@ -14,7 +14,7 @@ shared="$(cd "$checkout/../shared" && pwd -P)"
 root="${1:-$checkout/build-fresh-root}"
 suite=bookworm
 
-step() { printf '\n== fresh root: %s\n' "$*"; }
+step() { printf '\n== fresh root (%d s): %s\n' "$SECONDS" "$*"; }
 
 # The Debian archive this machine's apt already uses for $suite: the first matching entry of a
 # one-line .list or a deb822 .sources file under /etc/apt.
