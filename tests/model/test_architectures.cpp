@@ -5,6 +5,7 @@
 #include "gguf/dequantize.h"
 #include "gguf/gguf.h"
 #include "gguf/gguf_writer.h"
+#include "gguf_copy_support.h"
 #include "model/model.h"
 #include "model/synthetic.h"
 #include "session/session.h"
@@ -154,20 +155,7 @@ std::vector<uint8_t> withResizedTensor(const SyntheticSpec& spec, const std::str
     std::string error;
     const auto file = GgufFile::fromBytes(syntheticModelBytes(spec), error, "model.gguf");
     GgufWriter w;
-    for (const GgufKeyValue& kv : file->metadata()) {
-        if (const std::string* text = kv.value.asString())
-            w.setString(kv.key, *text);
-        else if (const auto* strings = kv.value.asStringArray())
-            w.setStringArray(kv.key, *strings);
-        else if (const auto* floats = kv.value.asFloatArray())
-            w.setFloat32Array(kv.key, std::vector<float>(floats->begin(), floats->end()));
-        else if (const auto* ints = kv.value.asIntArray())
-            w.setInt32Array(kv.key, std::vector<int32_t>(ints->begin(), ints->end()));
-        else if (kv.value.type() == GgufValueType::Float32)
-            w.setFloat32(kv.key, static_cast<float>(*kv.value.asFloat()));
-        else
-            w.setUint32(kv.key, static_cast<uint32_t>(*kv.value.asInt()));
-    }
+    test::copyMetadata(*file, w);
     for (const GgufTensorInfo& t : file->tensors()) {
         if (t.name == name)
             w.addTensorFromFloats(name, {length}, std::vector<float>(size_t(length), 1.0f));

@@ -2,9 +2,10 @@
 // clear message for each way a file can be wrong for the architecture.
 #include "gguf/gguf.h"
 #include "gguf/gguf_writer.h"
+#include "gguf_copy_support.h"
 #include "model/model.h"
-#include "session/session.h"
 #include "model/synthetic.h"
+#include "session/session.h"
 
 #include <QtTest>
 
@@ -24,8 +25,7 @@ std::unique_ptr<Model> load(const std::vector<uint8_t>& bytes, std::string& erro
 std::unique_ptr<Model> loadSpec(const SyntheticSpec& spec) {
     std::string error;
     auto model = load(syntheticModelBytes(spec), error);
-    if (!model)
-        qFatal("%s", error.c_str());
+    if (!model) qFatal("%s", error.c_str());
     return model;
 }
 
@@ -56,8 +56,7 @@ struct HandModel {
         const int vocab = 260, embd = 32, ff = 64, heads = 4;
         GgufWriter w;
         const auto u32 = [&](const std::string& key, uint32_t value) {
-            if (key != skipKey)
-                w.setUint32(key, value);
+            if (key != skipKey) w.setUint32(key, value);
         };
         w.setString("general.architecture", architecture);
         u32(architecture + ".context_length", 128);
@@ -72,10 +71,8 @@ struct HandModel {
         w.setString("tokenizer.ggml.model", "llama");
         w.setStringArray("tokenizer.ggml.tokens", tokens);
         const auto tensor = [&](const std::string& name, std::vector<int64_t> dims, GgmlType type) {
-            if (name == skipTensor)
-                return;
-            if (name == misshapenTensor)
-                dims[0] *= 2;
+            if (name == skipTensor) return;
+            if (name == misshapenTensor) dims[0] *= 2;
             int64_t count = 1;
             for (int64_t d : dims)
                 count *= d;
@@ -170,7 +167,8 @@ private slots:
         auto reference = loadSpec(spec);
         spec.weightType = GgmlType(type);
         auto quantized = loadSpec(spec);
-        const float difference = largestDifference(promptLogits(*reference), promptLogits(*quantized));
+        const float difference =
+            largestDifference(promptLogits(*reference), promptLogits(*quantized));
         qInfo("%s: largest logit difference %.4f", ggmlTypeName(GgmlType(type)), difference);
         QVERIFY(difference > 0);
         QVERIFY(difference < tolerance);
@@ -188,8 +186,10 @@ private slots:
         QTest::addRow("unsupported architecture") << 0 << "unsupported architecture 'gpt2'";
         QTest::addRow("missing key") << 1 << "missing required key 'llama.block_count'";
         QTest::addRow("missing tensor") << 2 << "missing required tensor 'blk.0.ffn_up.weight'";
-        QTest::addRow("wrong shape") << 3 << "tensor 'blk.0.attn_k.weight' has shape [64, 32], expected [32, 32]";
-        QTest::addRow("unsupported type") << 4 << "has type IQ2_XXS, which Sinkscope cannot compute with";
+        QTest::addRow("wrong shape")
+            << 3 << "tensor 'blk.0.attn_k.weight' has shape [64, 32], expected [32, 32]";
+        QTest::addRow("unsupported type")
+            << 4 << "has type IQ2_XXS, which Sinkscope cannot compute with";
         QTest::addRow("missing embedding") << 5 << "missing required tensor 'token_embd.weight'";
     }
     void rejectsBadModels() {
@@ -197,11 +197,21 @@ private slots:
         QFETCH(QString, message);
         HandModel hand;
         switch (index) {
-        case 0: hand.architecture = "gpt2"; break;
-        case 1: hand.skipKey = "llama.block_count"; break;
-        case 2: hand.skipTensor = "blk.0.ffn_up.weight"; break;
-        case 3: hand.misshapenTensor = "blk.0.attn_k.weight"; break;
-        case 5: hand.skipTensor = "token_embd.weight"; break;
+        case 0:
+            hand.architecture = "gpt2";
+            break;
+        case 1:
+            hand.skipKey = "llama.block_count";
+            break;
+        case 2:
+            hand.skipTensor = "blk.0.ffn_up.weight";
+            break;
+        case 3:
+            hand.misshapenTensor = "blk.0.attn_k.weight";
+            break;
+        case 5:
+            hand.skipTensor = "token_embd.weight";
+            break;
         }
         std::string error;
         const std::vector<uint8_t> bytes = index == 4 ? unsupportedTypeModel() : hand.bytes();
@@ -226,14 +236,7 @@ private:
         std::string error;
         auto file = GgufFile::fromBytes(base, error, "model.gguf");
         GgufWriter w;
-        for (const GgufKeyValue& kv : file->metadata()) {
-            if (const std::string* text = kv.value.asString())
-                w.setString(kv.key, *text);
-            else if (const auto* list = kv.value.asStringArray())
-                w.setStringArray(kv.key, *list);
-            else
-                w.setUint32(kv.key, static_cast<uint32_t>(*kv.value.asInt()));
-        }
+        test::copyMetadata(*file, w);
         for (const GgufTensorInfo& t : file->tensors())
             w.addTensor(t.name, t.type, t.dims, std::vector<uint8_t>(t.data, t.data + t.byteSize));
         w.addTensor("blk.0.ffn_up.weight", GgmlType::IQ2_XXS, {256, 64},
