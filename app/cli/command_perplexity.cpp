@@ -27,7 +27,7 @@ int perplexityCommand(CommandArgs args) {
     const std::unique_ptr<Model> model = loadModel(modelPath);
     // Opened first so that options the engine rejects read as usage errors.
     const nlohmann::ordered_json cache = describeCache(*openSession(*model, options));
-    const std::vector<int32_t> tokens = tokenizeWithBos(model->tokenizer(), text);
+    const std::vector<int32_t> tokens = tokenizeWithBos(model->tokenizer(), perplexityText(text));
     if (tokens.size() < static_cast<size_t>(contextLength))
         throw InputError("text file '" + textPath + "' has " + std::to_string(tokens.size()) +
                          " tokens, fewer than one chunk of --ctx " + std::to_string(contextLength));

@@ -15,10 +15,14 @@ double negativeLogLikelihood(std::span<const float> logits, int32_t next) {
     return std::log(sum) - (static_cast<double>(logits[next]) - maxLogit);
 }
 
+std::string_view perplexityText(std::string_view fileText) {
+    if (!fileText.empty() && fileText.back() == '\n') fileText.remove_suffix(1);
+    return fileText;
+}
+
 PerplexityResult chunkedPerplexity(const Model& model, std::span<const int32_t> tokens, int ctx,
                                    const SessionOptions& options) {
-    if (ctx < 4)
-        throw std::invalid_argument("perplexity context must be at least 4 tokens");
+    if (ctx < 4) throw std::invalid_argument("perplexity context must be at least 4 tokens");
     const int chunks = static_cast<int>(tokens.size() / static_cast<size_t>(ctx));
     if (chunks == 0)
         throw std::invalid_argument("the text has " + std::to_string(tokens.size()) +
@@ -27,11 +31,13 @@ PerplexityResult chunkedPerplexity(const Model& model, std::span<const int32_t> 
     PerplexityResult result;
     result.chunks = chunks;
     double totalNll = 0;
+    // As llama-perplexity: each chunk starts with BOS only where the vocabulary adds one.
+    const bool startWithBos = model.tokenizer().addBos();
     for (int c = 0; c < chunks; ++c) {
         session.reset();
         const std::span<const int32_t> chunk = tokens.subspan(static_cast<size_t>(c) * ctx, ctx);
         for (int j = 0; j < ctx - 1; ++j) {
-            const int32_t token = j == 0 ? model.tokenizer().bos() : chunk[j];
+            const int32_t token = j == 0 && startWithBos ? model.tokenizer().bos() : chunk[j];
             const std::span<const float> logits = session.prefill(std::span(&token, 1));
             if (j >= ctx / 2) {
                 totalNll += negativeLogLikelihood(logits, chunk[j + 1]);

@@ -1,9 +1,9 @@
 #include "eval/stream_eval.h"
 
-#include "memory/kv_cache.h"
 #include "eval/perplexity.h"
-#include "session/session.h"
+#include "memory/kv_cache.h"
 #include "model/transformer.h"
+#include "session/session.h"
 
 #include <algorithm>
 #include <charconv>

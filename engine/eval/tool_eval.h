@@ -14,8 +14,8 @@
 // and arguments equal under sameJson; for an expected [] when it opened no call.
 #pragma once
 
-#include "session/assistant_turn.h"
 #include "model/model.h"
+#include "session/assistant_turn.h"
 #include "session/session.h"
 #include "tools/tool_calls.h"
 #include "tools/tool_schema.h"

@@ -1,7 +1,7 @@
 #include "memory/kv_cache.h"
 
-#include "memory/budget.h"
 #include "gguf/ggml_types.h"
+#include "memory/budget.h"
 
 #include <algorithm>
 #include <climits>
@@ -154,10 +154,6 @@ void KvCache::readK(int layer, int slot, float* values) const {
 
 void KvCache::readV(int layer, int slot, float* values) const {
     decode(row(m_values, layer, slot), values);
-}
-
-void KvCache::gatherK(int layer, std::span<const int> slots, float* columns) const {
-    gather(m_keys, layer, slots, columns);
 }
 
 void KvCache::gatherV(int layer, std::span<const int> slots, float* columns) const {

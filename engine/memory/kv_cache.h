@@ -48,9 +48,8 @@ public:
     void writeV(int layer, int slot, const float* row);
     void readK(int layer, int slot, float* row) const;
     void readV(int layer, int slot, float* row) const;
-    // The rows of several slots at once, transposed: columns [kvDim][slots.size()], so that
-    // attention runs along the slots with contiguous loads.
-    void gatherK(int layer, std::span<const int> slots, float* columns) const;
+    // The V rows of several slots at once, transposed: columns [kvDim][slots.size()], so that
+    // the weighted sum runs along the slots with contiguous loads.
     void gatherV(int layer, std::span<const int> slots, float* columns) const;
 
     // [sinkSlots + window]. (Not named `slots`: that word is a Qt macro.)
@@ -72,9 +71,9 @@ private:
                 float* columns) const;
 
     KvCacheShape m_shape;
-    std::vector<uint8_t> m_keys;   // [layers][slots][rowBytes]
-    std::vector<uint8_t> m_values; // [layers][slots][rowBytes]
-    std::vector<SlotInfo> m_slots; // [slots]
+    std::vector<uint8_t> m_keys;             // [layers][slots][rowBytes]
+    std::vector<uint8_t> m_values;           // [layers][slots][rowBytes]
+    std::vector<SlotInfo> m_slots;           // [slots]
     mutable std::vector<float> m_rowScratch; // [kvDim] one decoded row, for gather
     int m_sinksUsed = 0;
     int64_t m_ringWrites = 0;

@@ -2,6 +2,7 @@
 
 #include "gguf/dequantize.h"
 #include "gguf/ggml_types.h"
+#include "model/ggml_float.h"
 #include "model/quant_dot.h"
 
 #ifdef __F16C__
@@ -37,47 +38,30 @@ void matvec(const Matrix& w, const float* x, float* out) {
 
 namespace {
 
-// Four rows at a time share each load of x and one horizontal reduction step.
+// Each row sums as llama.cpp's tinyBLAS F32 kernel (AVX-512) sums it: 16 lanes with fused
+// multiply-adds over consecutive 16-value chunks, folded halves first (model/ggml_float.h). Four
+// rows at a time share each load of x.
 void matvecF32(const Matrix& w, const float* x, float* out) {
-    using Lanes = float __attribute__((vector_size(32)));
-    const auto load = [](const float* p) {
-        Lanes v;
-        std::memcpy(&v, p, sizeof v);
-        return v;
-    };
-    const auto sum = [](Lanes v) {
-        return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-    };
     const int cols = w.cols;
-    const int vectorCols = cols / 8 * 8;
+    const int fullChunks = cols / 16 * 16;
     int r = 0;
     for (; r + 4 <= w.rows; r += 4) {
-        const float* row0 = w.data + static_cast<size_t>(r) * cols;
-        const float* row1 = row0 + cols;
-        const float* row2 = row1 + cols;
-        const float* row3 = row2 + cols;
-        Lanes acc0 = {}, acc1 = {}, acc2 = {}, acc3 = {};
-        for (int c = 0; c < vectorCols; c += 8) {
-            const Lanes xs = load(x + c);
-            acc0 += load(row0 + c) * xs;
-            acc1 += load(row1 + c) * xs;
-            acc2 += load(row2 + c) * xs;
-            acc3 += load(row3 + c) * xs;
+        const float* rows = w.data + static_cast<size_t>(r) * cols;
+        float lanes[4][16] = {};
+        for (int c = 0; c < fullChunks; c += 16)
+            for (int k = 0; k < 4; ++k)
+                for (int j = 0; j < 16; ++j)
+                    lanes[k][j] = std::fma(rows[static_cast<size_t>(k) * cols + c + j], x[c + j],
+                                           lanes[k][j]);
+        for (int k = 0; k < 4; ++k) {
+            for (int j = 0; fullChunks + j < cols; ++j)
+                lanes[k][j] = std::fma(rows[static_cast<size_t>(k) * cols + fullChunks + j],
+                                       x[fullChunks + j], lanes[k][j]);
+            out[r + k] = ggml::foldLanes16(lanes[k]);
         }
-        float s0 = sum(acc0), s1 = sum(acc1), s2 = sum(acc2), s3 = sum(acc3);
-        for (int c = vectorCols; c < cols; ++c) {
-            s0 += row0[c] * x[c];
-            s1 += row1[c] * x[c];
-            s2 += row2[c] * x[c];
-            s3 += row3[c] * x[c];
-        }
-        out[r] = s0;
-        out[r + 1] = s1;
-        out[r + 2] = s2;
-        out[r + 3] = s3;
     }
     for (; r < w.rows; ++r)
-        out[r] = dot(w.data + static_cast<size_t>(r) * cols, x, cols);
+        out[r] = ggml::laneDot16(w.data + static_cast<size_t>(r) * cols, x, cols);
 }
 
 } // namespace
@@ -100,9 +84,9 @@ void matrixRow(const Matrix& w, int row, float* out) {
 }
 
 void rmsNorm(const float* x, const float* weight, int n, float eps, float* out) {
-    double sumSquares = 0; // ggml accumulates the mean of squares in double-like precision
+    double sumSquares = 0; // as ggml: each square in float, their sum in double
     for (int i = 0; i < n; ++i)
-        sumSquares += static_cast<double>(x[i]) * x[i];
+        sumSquares += static_cast<double>(x[i] * x[i]);
     const float scale = 1.0f / std::sqrt(static_cast<float>(sumSquares / n) + eps);
     for (int i = 0; i < n; ++i)
         out[i] = x[i] * scale * weight[i];
@@ -125,69 +109,12 @@ void rope(float* vec, int heads, int headDim, int64_t position, float base, Rope
             const int b = style == RopeStyle::AdjacentPairs ? 2 * i + 1 : i + half;
             const float x0 = head[a];
             const float x1 = head[b];
-            head[a] = x0 * c - x1 * s;
-            head[b] = x0 * s + x1 * c;
+            // ggml's rotation as GCC compiles it: the first product fused into the sum
+            head[a] = std::fma(x0, c, -(x1 * s));
+            head[b] = std::fma(x0, s, x1 * c);
             theta *= thetaScale;
         }
     }
-}
-
-namespace {
-
-using Lanes = float __attribute__((vector_size(32)));
-using IntLanes = int32_t __attribute__((vector_size(32)));
-
-// exp(x) = 2^n * e^r with n = round(x / ln 2) and |r| <= ln(2)/2; e^r by its degree-6 Taylor-like
-// minimax polynomial (Cephes' coefficients), 2^n built in the exponent bits.
-Lanes expLanes(Lanes x) {
-    x = x < -87.3f ? Lanes{} - 87.3f : x;
-    x = x > 88.3f ? Lanes{} + 88.3f : x;
-    const Lanes scaled = x * 1.44269504088896341f + 0.5f;
-    Lanes n = __builtin_convertvector(__builtin_convertvector(scaled, IntLanes), Lanes);
-    n = n > scaled ? n - 1.0f : n; // floor
-    x = x - n * 0.693359375f - n * -2.12194440e-4f;
-    Lanes p = Lanes{} + 1.9875691500e-4f;
-    p = p * x + 1.3981999507e-3f;
-    p = p * x + 8.3334519073e-3f;
-    p = p * x + 4.1665795894e-2f;
-    p = p * x + 1.6666665459e-1f;
-    p = p * x + 5.0000001201e-1f;
-    p = p * x * x + x + 1.0f;
-    const IntLanes bits = (__builtin_convertvector(n, IntLanes) + 127) << 23;
-    Lanes scale;
-    std::memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
-}
-
-} // namespace
-
-void expInPlace(float* x, int n) {
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        Lanes v;
-        std::memcpy(&v, x + i, sizeof v);
-        v = expLanes(v);
-        std::memcpy(x + i, &v, sizeof v);
-    }
-    if (i < n) {
-        Lanes v = {};
-        std::memcpy(&v, x + i, sizeof(float) * static_cast<size_t>(n - i));
-        v = expLanes(v);
-        std::memcpy(x + i, &v, sizeof(float) * static_cast<size_t>(n - i));
-    }
-}
-
-void softmax(float* x, int n) {
-    const float maxValue = *std::max_element(x, x + n);
-    for (int i = 0; i < n; ++i)
-        x[i] -= maxValue;
-    expInPlace(x, n);
-    double sum = 0;
-    for (int i = 0; i < n; ++i)
-        sum += x[i];
-    const float inv = static_cast<float>(1.0 / sum);
-    for (int i = 0; i < n; ++i)
-        x[i] *= inv;
 }
 
 // F16C converts eight values at a time in hardware, with the same round-to-nearest-even.
@@ -201,11 +128,6 @@ void roundToHalf(float* values, size_t count) {
     }
 #endif
     ref::roundToHalf(values + i, count - i);
-}
-
-void swiglu(float* gate, const float* up, int n) {
-    for (int i = 0; i < n; ++i)
-        gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
 } // namespace sinkscope

@@ -3,8 +3,12 @@
 #include "model/quant_dot.h"
 
 #include "gguf/dequantize.h"
+#include "gguf/quant_blocks.h"
 #include "model/quant_dot_kernels.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -57,6 +61,40 @@ int64_t requireDotRow(GgmlType weightType, int64_t n) {
     return n / blockValues;
 }
 
+// Q8_0 / Q8_1 activations as ggml's AVX2 quantize_row_q8_0 / _q8_1 write them, which is what
+// llama.cpp computes on x86-64: d = amax / 127 (stored as f16), each value times 127 / amax (not
+// 1 / d), rounded half to even; Q8_1's s = d * the sum of the quants. The portable quantizer in
+// gguf/ (ggml's reference) differs in a last bit now and then, enough to change a quant.
+template <typename Block> void quantizeQ8Activations(const float* x, void* dst, int64_t blocks) {
+    for (int64_t b = 0; b < blocks; ++b) {
+        const float* values = x + 32 * b;
+        float amax = 0.0f;
+        for (int i = 0; i < 32; ++i)
+            amax = std::max(amax, std::fabs(values[i]));
+        const float d = amax / 127.0f;
+        const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
+        Block block{};
+        block.d = fp32ToFp16(d);
+        int sum = 0;
+        for (int i = 0; i < 32; ++i) {
+            block.qs[i] = static_cast<int8_t>(std::nearbyint(values[i] * inverse));
+            sum += block.qs[i];
+        }
+        if constexpr (requires { block.s; }) block.s = fp32ToFp16(d * static_cast<float>(sum));
+        std::memcpy(static_cast<uint8_t*>(dst) + b * sizeof(Block), &block, sizeof block);
+    }
+}
+
+// x[n] in `activation` as llama.cpp's x86-64 build quantizes a matrix product's input.
+void quantizeForDot(GgmlType activation, const float* x, void* dst, int64_t n) {
+    if (activation == GgmlType::Q8_0)
+        quantizeQ8Activations<quant::BlockQ8_0>(x, dst, n / 32);
+    else if (activation == GgmlType::Q8_1)
+        quantizeQ8Activations<quant::BlockQ8_1>(x, dst, n / 32);
+    else
+        quantizeRow(activation, x, dst, n);
+}
+
 } // namespace
 
 bool quantDotSupported(GgmlType weightType) {
@@ -74,7 +112,7 @@ GgmlType activationType(GgmlType weightType) {
 
 void quantizeActivations(GgmlType weightType, const float* x, void* dst, int64_t n) {
     requireDotRow(weightType, n);
-    quantizeRow(activationType(weightType), x, dst, n);
+    quantizeForDot(activationType(weightType), x, dst, n);
 }
 
 float quantDot(GgmlType weightType, const void* weightRow, const void* activationRow, int64_t n) {
@@ -95,7 +133,7 @@ void quantMatvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const
     if (rows < 0) throw std::invalid_argument("negative row count " + std::to_string(rows));
     const GgmlType activation = activationType(type);
     scratch.resize(static_cast<size_t>(*ggmlByteSize(activation, static_cast<uint64_t>(cols))));
-    quantizeRow(activation, x, scratch.data(), cols);
+    quantizeForDot(activation, x, scratch.data(), cols);
     const auto rowBytes = static_cast<size_t>(*ggmlByteSize(type, static_cast<uint64_t>(cols)));
     const quant::DotKernel kernel = quant::fastDotKernel(type);
     const auto* rowsStart = static_cast<const uint8_t*>(w);

@@ -9,13 +9,12 @@
 //   Q4_1, Q5_1                         Q8_1 (its f16 sums carry the weights' mins)
 //   Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS   Q8_K (its block sums carry the mins)
 //
-// ref:: holds one scalar reference per weight type that follows ggml's generic C kernel
-// (ggml_vec_dot_*) step for step, float order included. The default kernels are written for the
-// compiler to vectorize (int8 products summed in int32 over fixed-length loops, no intrinsics)
-// and give the reference's result bit for bit, except F32 / F16 / BF16, whose float sums run in
-// lanes (as ggml's SIMD kernels do) where the reference sums in double (ggml's scalar order).
-// ggml's own SIMD kernels sum the same exact block integers in another float order: measured
-// against them, these dots differ by at most ~2e-6 of the sum of |w a|.
+// The activations are quantized as ggml's x86-64 build quantizes them (Q8_0 / Q8_1: 127 / amax,
+// rounded half to even). The default kernels (model/quant_dot_fast.cpp) sum the exact block
+// integers in the float order of ggml's x86-64 kernels (AVX2 vec_dot, llamafile's tinyBLAS, the
+// repacked Q4_0 kernels), so their results are llama.cpp's bit for bit on every x86-64 CPU.
+// ref:: holds one scalar reference per weight type that follows ggml's portable C kernel
+// (ggml_vec_dot_*) step for step; the two agree to about 5e-8 of the sum of |w a|.
 #pragma once
 
 #include "gguf/ggml_types.h"

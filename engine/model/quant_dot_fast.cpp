@@ -1,16 +1,25 @@
-// The default dot kernels: the reference arithmetic (model/quant_dot_ref.cpp) rearranged for the
-// vectorizer, without target intrinsics. Blocks are read in place (byte offsets of the layouts
-// in gguf/quant_blocks.h). Each block's quants are unpacked 32 at a time with GCC / Clang vector
-// extensions (as in ops.h: byte shifts and masks defeat the auto-vectorizer) into int8 arrays,
-// then multiplied with the activations' int8 quants: in dot32's fixed-length loop, which the
-// compiler turns into multiply-add instructions, or in the eight int32 lanes the K-quant kernels
-// keep. The integer sums are the reference's, regrouped (integer addition is exact), and the
-// float steps are the reference's in the same order, so every quantized kernel returns its
-// reference's bits. F32 / F16 / BF16 sum in float lanes instead of the reference's double.
+// The default dot kernels: the integer arithmetic of the references (model/quant_dot_ref.cpp)
+// with the float steps of ggml's x86-64 kernels (its AVX2 vec_dot kernels and llamafile's
+// tinyBLAS, which llama.cpp runs on these CPUs), so that products match llama.cpp's bit for bit
+// (model/ggml_float.h says why that matters). Written without target intrinsics: blocks are read
+// in place (byte offsets of the layouts in gguf/quant_blocks.h), unpacked 32 quants at a time with
+// GCC / Clang vector extensions (byte shifts and masks defeat the auto-vectorizer) into int8
+// arrays, and multiplied with the activations' int8 quants in fixed-length loops that the
+// compiler turns into multiply-add instructions.
+//
+// ggml's x86 kernels keep eight int32 lanes per block (a 32-value block, or each 32-value chunk
+// of a 256-value super-block): lane l holds the products of values 4l..4l+3, each scaled by its
+// sub-block's scale. Each block adds d * lane to eight float lanes with a fused multiply-add, and
+// the float lanes are folded once at the end (ggml::foldLanes8); the K-quants' mins take the
+// paths named at each kernel. F32 / F16 / BF16 follow tinyBLAS's AVX-512 kernels (16 lanes).
 #include "model/quant_dot_kernels.h"
 
 #include "gguf/quant_blocks.h"
+#include "model/ggml_float.h"
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 
@@ -22,9 +31,8 @@ using Bytes16 = uint8_t __attribute__((vector_size(16)));
 using Bytes32 = uint8_t __attribute__((vector_size(32)));
 using Quants16 = int8_t __attribute__((vector_size(16)));
 using Quants32 = int8_t __attribute__((vector_size(32)));
-using Products16 = int16_t __attribute__((vector_size(32)));
-using Wide16 = int32_t __attribute__((vector_size(64)));
-using LaneVector = int32_t __attribute__((vector_size(32)));
+using Products32 = int16_t __attribute__((vector_size(64)));
+using Wide32 = int32_t __attribute__((vector_size(128)));
 
 const uint8_t* bytesOf(const void* p) {
     return static_cast<const uint8_t*>(p);
@@ -42,51 +50,38 @@ float floatAt(const uint8_t* p) {
     return value;
 }
 
-int dot32(const int8_t* a, const int8_t* b) {
-    int sum = 0;
-    for (int k = 0; k < 32; ++k)
-        sum += a[k] * b[k];
-    return sum;
-}
-
-// Eight int32 lanes as ggml's K-quant kernels keep them: lane l gathers the values i = l mod 8.
-// They are accumulated as sixteen (i mod 16) and folded once at the end: integer sums, so the
-// lanes are the same.
+// Eight int32 lanes as ggml's x86 kernels keep them, over the 32-value chunks added: lane l holds
+// the products of values 4l..4l+3 of each chunk. Kept per value position (32 lanes) while adding,
+// folded by four at the end: integer sums, so the lanes are the same.
 struct Lanes {
-    Wide16 sixteen = {};
-    // 16 values (q[16], q8[16]) sharing one scale. |q8| <= 127 and |q| <= 64: the products fit
-    // int16.
-    void add16(const int8_t* q, const int8_t* q8, int scale) {
-        Quants16 a, b;
+    Wide32 byPosition = {};
+    // 32 values (q[32], q8[32]): the first 16 scaled by scaleLow, the last 16 by scaleHigh.
+    // |q8| <= 127 and |q| <= 127: the products fit int16.
+    void add32(const int8_t* q, const int8_t* q8, int scaleLow = 1, int scaleHigh = 1) {
+        Quants32 a, b;
         std::memcpy(&a, q, sizeof a);
         std::memcpy(&b, q8, sizeof b);
-        const Products16 products =
-            __builtin_convertvector(a, Products16) * __builtin_convertvector(b, Products16);
-        sixteen += scale * __builtin_convertvector(products, Wide16);
+        const Products32 products =
+            __builtin_convertvector(a, Products32) * __builtin_convertvector(b, Products32);
+        Wide32 scales;
+        for (int i = 0; i < 32; ++i)
+            scales[i] = i < 16 ? scaleLow : scaleHigh;
+        byPosition += scales * __builtin_convertvector(products, Wide32);
     }
-    // 32 values sharing one scale.
-    void add32(const int8_t* q, const int8_t* q8, int scale) {
-        add16(q, q8, scale);
-        add16(q + 16, q8 + 16, scale);
-    }
-    LaneVector lanes() const {
-        return __builtin_shufflevector(sixteen, sixteen, 0, 1, 2, 3, 4, 5, 6, 7) +
-               __builtin_shufflevector(sixteen, sixteen, 8, 9, 10, 11, 12, 13, 14, 15);
+    int lane(int l) const {
+        return (byPosition[4 * l] + byPosition[4 * l + 1]) +
+               (byPosition[4 * l + 2] + byPosition[4 * l + 3]);
     }
 };
 
+// The eight float lanes: each block adds d * lane with a fused multiply-add (_mm256_fmadd_ps).
 struct FloatLanes {
     float sums[8] = {};
     void add(float d, const Lanes& lanes) {
-        const LaneVector lane = lanes.lanes();
         for (int l = 0; l < 8; ++l)
-            sums[l] += d * static_cast<float>(lane[l]);
+            sums[l] = std::fma(d, static_cast<float>(lanes.lane(l)), sums[l]);
     }
-    float total(float start) const {
-        for (float s : sums)
-            start += s;
-        return start;
-    }
+    float total() const { return ggml::foldLanes8(sums); }
 };
 
 Bytes16 load16(const uint8_t* p) {
@@ -152,6 +147,45 @@ constexpr size_t kQ8KBytes = sizeof(BlockQ8_K);
 constexpr size_t kQ8KQuants = offsetof(BlockQ8_K, qs);
 constexpr size_t kQ8KSums = offsetof(BlockQ8_K, bsums);
 
+// The 32-value types against Q8_0 (Q5_0, Q8_0, IQ4_NL: tinyBLAS's Q0 kernel and ggml's AVX2
+// vec_dot): d = d_w * d_a per block, `unpack(x, q)` gives the block's 32 quants.
+template <size_t BlockBytes, typename Unpack>
+float q8_0Dot(const void* w, const void* a, int64_t blocks, Unpack unpack) {
+    FloatLanes sums;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * BlockBytes;
+        const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
+        int8_t q[32];
+        unpack(x, q);
+        Lanes lanes;
+        lanes.add32(q, quantsAt(y + kQ8_0Quants));
+        sums.add(halfAt(x) * halfAt(y), lanes);
+    }
+    return sums.total();
+}
+
+// Q4_1 / Q5_1 against Q8_1: the lanes as above, and the mins' share m * s summed apart in one
+// float with fused multiply-adds (ggml's `summs`), added last.
+template <size_t BlockBytes, size_t MinOffset, typename Unpack>
+float q8_1Dot(const void* w, const void* a, int64_t blocks, Unpack unpack) {
+    FloatLanes sums;
+    float minShare = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * BlockBytes;
+        const uint8_t* y = bytesOf(a) + b * kQ8_1Bytes;
+        int8_t q[32];
+        unpack(x, q);
+        Lanes lanes;
+        lanes.add32(q, quantsAt(y + kQ8_1Quants));
+        sums.add(halfAt(x) * halfAt(y), lanes);
+        minShare = std::fma(halfAt(x + MinOffset), halfAt(y + kQ8_1Sum), minShare);
+    }
+    return sums.total() + minShare;
+}
+
+// Q4_0: llama.cpp repacks Q4_0 weights on AVX2 CPUs (eight rows interleaved, "Q4_0_8x8"), and
+// those kernels keep one float per output: each block's whole integer dot times d_w * d_a, added
+// with a fused multiply-add.
 float dotQ4_0(const void* w, const void* a, int64_t blocks) {
     float sum = 0.0f;
     for (int64_t b = 0; b < blocks; ++b) {
@@ -159,77 +193,49 @@ float dotQ4_0(const void* w, const void* a, int64_t blocks) {
         const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
         int8_t q[32];
         store(q, minus(nibbles(x + offsetof(BlockQ4_0, qs)), 8));
-        sum += static_cast<float>(dot32(q, quantsAt(y + kQ8_0Quants))) * halfAt(x) * halfAt(y);
+        Lanes lanes;
+        lanes.add32(q, quantsAt(y + kQ8_0Quants));
+        int isum = 0;
+        for (int l = 0; l < 8; ++l)
+            isum += lanes.lane(l);
+        sum = std::fma(static_cast<float>(isum), halfAt(x) * halfAt(y), sum);
     }
     return sum;
 }
 
 float dotQ4_1(const void* w, const void* a, int64_t blocks) {
-    float sum = 0.0f;
-    for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ4_1);
-        const uint8_t* y = bytesOf(a) + b * kQ8_1Bytes;
-        int8_t q[32];
-        store(q, minus(nibbles(x + offsetof(BlockQ4_1, qs)), 0));
-        const int sumi = dot32(q, quantsAt(y + kQ8_1Quants));
-        sum += halfAt(x) * halfAt(y) * static_cast<float>(sumi) +
-               halfAt(x + offsetof(BlockQ4_1, m)) * halfAt(y + kQ8_1Sum);
-    }
-    return sum;
+    return q8_1Dot<sizeof(BlockQ4_1), offsetof(BlockQ4_1, m)>(
+        w, a, blocks, [](const uint8_t* x, int8_t q[32]) {
+            store(q, minus(nibbles(x + offsetof(BlockQ4_1, qs)), 0));
+        });
 }
 
 float dotQ5_0(const void* w, const void* a, int64_t blocks) {
-    float sum = 0.0f;
-    for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ5_0);
-        const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
-        int8_t q[32];
+    return q8_0Dot<sizeof(BlockQ5_0)>(w, a, blocks, [](const uint8_t* x, int8_t q[32]) {
         store(q,
               minus(nibbles(x + offsetof(BlockQ5_0, qs)) | fifthBits(x + offsetof(BlockQ5_0, qh)),
                     16));
-        sum += halfAt(x) * halfAt(y) * static_cast<float>(dot32(q, quantsAt(y + kQ8_0Quants)));
-    }
-    return sum;
+    });
 }
 
 float dotQ5_1(const void* w, const void* a, int64_t blocks) {
-    float sum = 0.0f;
-    for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ5_1);
-        const uint8_t* y = bytesOf(a) + b * kQ8_1Bytes;
-        int8_t q[32];
-        store(q,
-              minus(nibbles(x + offsetof(BlockQ5_1, qs)) | fifthBits(x + offsetof(BlockQ5_1, qh)),
-                    0));
-        const int sumi = dot32(q, quantsAt(y + kQ8_1Quants));
-        sum += halfAt(x) * halfAt(y) * static_cast<float>(sumi) +
-               halfAt(x + offsetof(BlockQ5_1, m)) * halfAt(y + kQ8_1Sum);
-    }
-    return sum;
+    return q8_1Dot<sizeof(BlockQ5_1), offsetof(BlockQ5_1, m)>(
+        w, a, blocks, [](const uint8_t* x, int8_t q[32]) {
+            store(q, minus(nibbles(x + offsetof(BlockQ5_1, qs)) |
+                               fifthBits(x + offsetof(BlockQ5_1, qh)),
+                           0));
+        });
 }
 
 float dotQ8_0(const void* w, const void* a, int64_t blocks) {
-    float sum = 0.0f;
-    for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* x = bytesOf(w) + b * kQ8_0Bytes;
-        const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
-        const int sumi = dot32(quantsAt(x + kQ8_0Quants), quantsAt(y + kQ8_0Quants));
-        sum += static_cast<float>(sumi) * (halfAt(x) * halfAt(y));
-    }
-    return sum;
+    return q8_0Dot<kQ8_0Bytes>(
+        w, a, blocks, [](const uint8_t* x, int8_t q[32]) { std::memcpy(q, x + kQ8_0Quants, 32); });
 }
 
 float dotIQ4_NL(const void* w, const void* a, int64_t blocks) {
-    float sum = 0.0f;
-    for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* x = bytesOf(w) + b * sizeof(BlockIQ4_NL);
-        const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
-        int8_t q[32];
+    return q8_0Dot<sizeof(BlockIQ4_NL)>(w, a, blocks, [](const uint8_t* x, int8_t q[32]) {
         store(q, iq4Levels(nibbles(x + offsetof(BlockIQ4_NL, qs))));
-        const float d = halfAt(y) * halfAt(x);
-        sum += d * static_cast<float>(dot32(q, quantsAt(y + kQ8_0Quants)));
-    }
-    return sum;
+    });
 }
 
 // The 32 two-bit quants of quarter k of half h of a Q2_K / Q3_K super-block (values
@@ -238,8 +244,10 @@ Bytes32 twoBits(const uint8_t* qs, int half, int k) {
     return (load32(qs + 32 * half) >> (2 * k)) & 3;
 }
 
+// Q2_K: the mins go into the same float lanes first, lane l taking sub-blocks 2l and 2l + 1
+// (min * bsum, as _mm256_madd_epi16 pairs them), with -d_a * dmin.
 float dotQ2_K(const void* w, const void* a, int64_t blocks) {
-    float sum = 0.0f;
+    FloatLanes sums;
     for (int64_t b = 0; b < blocks; ++b) {
         const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ2_K);
         const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
@@ -247,27 +255,22 @@ float dotQ2_K(const void* w, const void* a, int64_t blocks) {
         const int8_t* q8 = quantsAt(y + kQ8KQuants);
         int16_t bsums[16];
         std::memcpy(bsums, y + kQ8KSums, sizeof bsums);
-        int minSum = 0;
-        for (int j = 0; j < 16; ++j)
-            minSum += bsums[j] * (scales[j] >> 4);
-        Lanes lanes; // only their total counts here: ggml sums Q2_K's products in one int
+        Lanes mins;
+        for (int l = 0; l < 8; ++l)
+            mins.byPosition[4 * l] =
+                bsums[2 * l] * (scales[2 * l] >> 4) + bsums[2 * l + 1] * (scales[2 * l + 1] >> 4);
+        Lanes lanes;
         for (int quarter = 0; quarter < 8; ++quarter) {
             int8_t q[32];
             store(q, minus(twoBits(x + offsetof(BlockQ2_K, qs), quarter / 4, quarter % 4), 0));
-            const int8_t* y8 = q8 + 32 * quarter;
-            lanes.add16(q, y8, scales[2 * quarter] & 0x0f);
-            lanes.add16(q + 16, y8 + 16, scales[2 * quarter + 1] & 0x0f);
+            lanes.add32(q, q8 + 32 * quarter, scales[2 * quarter] & 0x0f,
+                        scales[2 * quarter + 1] & 0x0f);
         }
-        const LaneVector lane = lanes.lanes();
-        int isum = 0;
-        for (int l = 0; l < 8; ++l)
-            isum += lane[l];
         const float yd = floatAt(y);
-        const float dAll = yd * halfAt(x + offsetof(BlockQ2_K, d));
-        const float dMin = yd * halfAt(x + offsetof(BlockQ2_K, dmin));
-        sum += dAll * static_cast<float>(isum) - dMin * static_cast<float>(minSum);
+        sums.add(-yd * halfAt(x + offsetof(BlockQ2_K, dmin)), mins);
+        sums.add(yd * halfAt(x + offsetof(BlockQ2_K, d)), lanes);
     }
-    return sum;
+    return sums.total();
 }
 
 float dotQ3_K(const void* w, const void* a, int64_t blocks) {
@@ -285,66 +288,77 @@ float dotQ3_K(const void* w, const void* a, int64_t blocks) {
             const Bytes32 low = twoBits(x + offsetof(BlockQ3_K, qs), quarter / 4, quarter % 4);
             int8_t q[32];
             store(q, minus(low + (high << 2), 4));
-            const int8_t* y8 = q8 + 32 * quarter;
-            lanes.add16(q, y8, q3KScale(scales, 2 * quarter));
-            lanes.add16(q + 16, y8 + 16, q3KScale(scales, 2 * quarter + 1));
+            lanes.add32(q, q8 + 32 * quarter, q3KScale(scales, 2 * quarter),
+                        q3KScale(scales, 2 * quarter + 1));
         }
-        sums.add(halfAt(x + offsetof(BlockQ3_K, d)) * floatAt(y), lanes);
+        sums.add(floatAt(y) * halfAt(x + offsetof(BlockQ3_K, d)), lanes);
     }
-    return sums.total(0.0f);
+    return sums.total();
 }
 
-// Q4_K / Q5_K (d, dmin and scales at the same offsets): adds the scaled lanes to `sums` and
-// returns the mins' share; `unpack(sub, q)` gives sub-block sub's 32 quants.
+// Q4_K / Q5_K (d, dmin and scales at the same offsets): adds the scaled lanes to `sums`; returns
+// the four sums min[2k] * bsum(2k) + min[2k + 1] * bsum(2k + 1) over the 32-value sub-blocks, as
+// ggml's _mm_madd_epi16 pairs them. `unpack(sub, q)` gives sub-block sub's 32 quants.
 template <typename Unpack>
-float affineKDot(const uint8_t* x, const uint8_t* y, FloatLanes& sums, Unpack unpack) {
+std::array<int, 4> affineKDot(const uint8_t* x, const uint8_t* y, FloatLanes& sums, Unpack unpack) {
     static_assert(offsetof(BlockQ4_K, scales) == offsetof(BlockQ5_K, scales));
     static_assert(offsetof(BlockQ4_K, dmin) == offsetof(BlockQ5_K, dmin));
     const uint8_t* scales = x + offsetof(BlockQ4_K, scales);
     const int8_t* q8 = quantsAt(y + kQ8KQuants);
     int16_t bsums[16];
     std::memcpy(bsums, y + kQ8KSums, sizeof bsums);
-    int minSum = 0;
+    std::array<int, 4> minPairs = {};
     Lanes lanes;
     for (int sub = 0; sub < 8; ++sub) {
         const ScaleMin packed = kQuantScaleMin(scales, sub);
-        minSum += (bsums[2 * sub] + bsums[2 * sub + 1]) * packed.min;
+        minPairs[sub / 2] += (bsums[2 * sub] + bsums[2 * sub + 1]) * packed.min;
         int8_t q[32];
         unpack(sub, q);
-        lanes.add32(q, q8 + 32 * sub, packed.scale);
+        lanes.add32(q, q8 + 32 * sub, packed.scale, packed.scale);
     }
-    const float yd = floatAt(y);
-    sums.add(halfAt(x) * yd, lanes);
-    return halfAt(x + offsetof(BlockQ4_K, dmin)) * yd * static_cast<float>(minSum);
+    sums.add(floatAt(y) * halfAt(x), lanes);
+    return minPairs;
 }
 
+float dmin(const uint8_t* x, const uint8_t* y) {
+    return -floatAt(y) * halfAt(x + offsetof(BlockQ4_K, dmin));
+}
+
+Bytes32 q4KNibbles(const uint8_t* qs, int sub) {
+    return (load32(qs + 32 * (sub / 2)) >> (4 * (sub % 2))) & 0x0f;
+}
+
+// Q4_K's mins: four float lanes of their own (fused multiply-adds), folded and added last.
 float dotQ4_K(const void* w, const void* a, int64_t blocks) {
     FloatLanes sums;
-    float sum = 0.0f;
+    float minLanes[4] = {};
     for (int64_t b = 0; b < blocks; ++b) {
         const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ4_K);
         const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
-        sum -= affineKDot(x, y, sums, [x](int sub, int8_t q[32]) {
-            const Bytes32 packed = load32(x + offsetof(BlockQ4_K, qs) + 32 * (sub / 2));
-            store(q, minus((packed >> (4 * (sub % 2))) & 0x0f, 0));
+        const std::array<int, 4> minPairs = affineKDot(x, y, sums, [x](int sub, int8_t q[32]) {
+            store(q, minus(q4KNibbles(x + offsetof(BlockQ4_K, qs), sub), 0));
         });
+        for (int k = 0; k < 4; ++k)
+            minLanes[k] = std::fma(dmin(x, y), static_cast<float>(minPairs[k]), minLanes[k]);
     }
-    return sums.total(sum);
+    return sums.total() + ((minLanes[0] + minLanes[2]) + (minLanes[1] + minLanes[3]));
 }
 
+// Q5_K's mins: their integer total per super-block, into one float with a fused multiply-add.
 float dotQ5_K(const void* w, const void* a, int64_t blocks) {
     FloatLanes sums;
-    float sum = 0.0f;
+    float minShare = 0.0f;
     for (int64_t b = 0; b < blocks; ++b) {
         const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ5_K);
         const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
-        sum -= affineKDot(x, y, sums, [x](int sub, int8_t q[32]) {
-            const Bytes32 packed = load32(x + offsetof(BlockQ5_K, qs) + 32 * (sub / 2));
+        const std::array<int, 4> minPairs = affineKDot(x, y, sums, [x](int sub, int8_t q[32]) {
             const Bytes32 fifth = ((load32(x + offsetof(BlockQ5_K, qh)) >> sub) & 1) << 4;
-            store(q, minus(((packed >> (4 * (sub % 2))) & 0x0f) | fifth, 0));
+            store(q, minus(q4KNibbles(x + offsetof(BlockQ5_K, qs), sub) | fifth, 0));
         });
+        const int total = (minPairs[0] + minPairs[1]) + (minPairs[2] + minPairs[3]);
+        minShare = std::fma(dmin(x, y), static_cast<float>(total), minShare);
     }
-    return sums.total(sum);
+    return sums.total() + minShare;
 }
 
 float dotQ6_K(const void* w, const void* a, int64_t blocks) {
@@ -356,79 +370,67 @@ float dotQ6_K(const void* w, const void* a, int64_t blocks) {
         const uint8_t* qh = x + offsetof(BlockQ6_K, qh);
         const int8_t* scales = quantsAt(x + offsetof(BlockQ6_K, scales));
         const int8_t* q8 = quantsAt(y + kQ8KQuants);
-        // All 256 quants first (value 128h + 32k + l in quarter 4h + k), then the products.
-        int8_t q[256];
-        for (int quarter = 0; quarter < 8; ++quarter) {
+        Lanes lanes;
+        for (int quarter = 0; quarter < 8; ++quarter) { // values 128h + 32k + l
             const int half = quarter / 4;
             const int k = quarter % 4;
             const Bytes32 low = (load32(ql + 64 * half + 32 * (k & 1)) >> (k < 2 ? 0 : 4)) & 0x0f;
             const Bytes32 high = (load32(qh + 32 * half) >> (2 * k)) & 3;
-            store(q + 32 * quarter, minus(low | (high << 4), 32));
+            int8_t q[32];
+            store(q, minus(low | (high << 4), 32));
+            lanes.add32(q, q8 + 32 * quarter, scales[2 * quarter], scales[2 * quarter + 1]);
         }
-        Lanes lanes;
-        for (int sub = 0; sub < 16; ++sub)
-            lanes.add16(q + 16 * sub, q8 + 16 * sub, scales[sub]);
-        sums.add(halfAt(x + offsetof(BlockQ6_K, d)) * floatAt(y), lanes);
+        sums.add(floatAt(y) * halfAt(x + offsetof(BlockQ6_K, d)), lanes);
     }
-    return sums.total(0.0f);
+    return sums.total();
 }
 
 float dotIQ4_XS(const void* w, const void* a, int64_t blocks) {
-    float sum = 0.0f;
+    FloatLanes sums;
     for (int64_t b = 0; b < blocks; ++b) {
         const uint8_t* x = bytesOf(w) + b * sizeof(BlockIQ4_XS);
         const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
         BlockIQ4_XS header;
         std::memcpy(&header, x, offsetof(BlockIQ4_XS, qs));
-        const float d4d8 = halfAt(x) * floatAt(y);
         const int8_t* q8 = quantsAt(y + kQ8KQuants);
+        Lanes lanes;
         for (int sub = 0; sub < 8; ++sub) {
             int8_t q[32];
             store(q, iq4Levels(nibbles(x + offsetof(BlockIQ4_XS, qs) + 16 * sub)));
-            const float d = d4d8 * static_cast<float>(iq4XsScale(header, sub));
-            sum += d * static_cast<float>(dot32(q, q8 + 32 * sub));
+            const int scale = iq4XsScale(header, sub);
+            lanes.add32(q, q8 + 32 * sub, scale, scale);
         }
+        sums.add(halfAt(x) * floatAt(y), lanes);
     }
-    return sum;
+    return sums.total();
 }
 
-// F32 / F16 / BF16: four accumulators of 8 float lanes (ggml's SIMD kernels also sum f32 products
-// in lanes), then the lanes pairwise. `load(p, i)` gives values i..i + 7 of the row at p.
+// F32 / F16 / BF16 weights, as tinyBLAS's AVX-512 kernels sum them: 16 float lanes over
+// consecutive 16-value (BF16: 32-value) chunks, folded at the end. `load(p, i, count, out)` puts
+// values i .. i + count - 1 of the row at p into out; a short last chunk is padded with zeros.
 using Floats8 = float __attribute__((vector_size(32)));
 using Halves8 = uint16_t __attribute__((vector_size(16)));
 using Words8 = uint32_t __attribute__((vector_size(32)));
 
-template <typename Load, typename LoadOne>
-float floatLaneDot(const uint8_t* w, const uint8_t* a, int64_t n, Load load, LoadOne loadOne) {
-    Floats8 acc[4] = {};
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32)
-        for (int k = 0; k < 4; ++k)
-            acc[k] += load(w, i + 8 * k) * load(a, i + 8 * k);
-    for (; i + 8 <= n; i += 8)
-        acc[0] += load(w, i) * load(a, i);
-    const Floats8 lanes = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
-                ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-    for (; i < n; ++i)
-        sum += loadOne(w, i) * loadOne(a, i);
-    return sum;
+// F32 and F16: lane j takes values i = j (mod 16), each with a fused multiply-add.
+template <typename Load>
+float sixteenLaneDot(const uint8_t* w, const uint8_t* a, int64_t n, Load load) {
+    float lanes[16] = {};
+    for (int64_t i = 0; i < n; i += 16) {
+        const int count = static_cast<int>(std::min<int64_t>(16, n - i));
+        float x[16] = {}, y[16] = {};
+        load(w, i, count, x);
+        load(a, i, count, y);
+        for (int j = 0; j < 16; ++j)
+            lanes[j] = std::fma(x[j], y[j], lanes[j]);
+    }
+    return ggml::foldLanes16(lanes);
 }
 
 Words8 halvesAt(const uint8_t* p, int64_t i) {
     Halves8 halves;
     std::memcpy(&halves, p + 2 * i, sizeof halves);
     return __builtin_convertvector(halves, Words8);
-}
-
-Floats8 floatsAt(const uint8_t* p, int64_t i) {
-    Floats8 v;
-    std::memcpy(&v, p + 4 * i, sizeof v);
-    return v;
-}
-
-Floats8 bf16At(const uint8_t* p, int64_t i) {
-    return (Floats8)(halvesAt(p, i) << 16);
 }
 
 // fp16ToFp32 (ggml_types.h) on 8 lanes, its selects as masks.
@@ -446,19 +448,38 @@ Floats8 f16At(const uint8_t* p, int64_t i) {
 }
 
 float dotF32(const void* w, const void* a, int64_t n) {
-    return floatLaneDot(bytesOf(w), bytesOf(a), n, floatsAt,
-                        [](const uint8_t* p, int64_t i) { return floatAt(p + 4 * i); });
+    return sixteenLaneDot(bytesOf(w), bytesOf(a), n,
+                          [](const uint8_t* p, int64_t i, int count, float out[16]) {
+                              std::memcpy(out, p + 4 * i, sizeof(float) * count);
+                          });
 }
 
 float dotF16(const void* w, const void* a, int64_t n) {
-    return floatLaneDot(bytesOf(w), bytesOf(a), n, f16At,
-                        [](const uint8_t* p, int64_t i) { return halfAt(p + 2 * i); });
+    return sixteenLaneDot(bytesOf(w), bytesOf(a), n,
+                          [](const uint8_t* p, int64_t i, int count, float out[16]) {
+                              if (count == 16) {
+                                  const Floats8 low = f16At(p, i), high = f16At(p, i + 8);
+                                  std::memcpy(out, &low, sizeof low);
+                                  std::memcpy(out + 8, &high, sizeof high);
+                                  return;
+                              }
+                              for (int j = 0; j < count; ++j)
+                                  out[j] = halfAt(p + 2 * (i + j));
+                          });
 }
 
+// BF16: _mm512_dpbf16_ps over 32-value chunks: lane j adds the (exact) product of values 2j + 1,
+// then that of 2j, each addition rounded.
 float dotBF16(const void* w, const void* a, int64_t n) {
-    return floatLaneDot(bytesOf(w), bytesOf(a), n, bf16At, [](const uint8_t* p, int64_t i) {
+    const auto load = [](const uint8_t* p, int64_t i) {
         return bf16ToFp32(static_cast<uint16_t>(p[2 * i] | (p[2 * i + 1] << 8)));
-    });
+    };
+    float lanes[16] = {};
+    for (int64_t i = 0; i < n; i += 32)
+        for (int j = 0; j < 16; ++j)
+            for (const int64_t v : {i + 2 * j + 1, i + 2 * j})
+                if (v < n) lanes[j] += load(bytesOf(w), v) * load(bytesOf(a), v);
+    return ggml::foldLanes16(lanes);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 #include "model/transformer.h"
 
 #include "memory/mask.h"
+#include "model/ggml_float.h"
 #include "model/ops.h"
 
 #include <algorithm>
@@ -42,7 +43,7 @@ void collectKeptSlots(const KvCache& cache, int64_t position, RunState& s) {
 // Streaming positions (section 5): sink j of S is scored at distance min(q - p_j, W + S - 1 - j).
 // The kept sinks whose distance folds are scored again with the query rotated to
 // p_j + W + S - 1 - j (stored keys are never re-rotated). Sinks occupy slots [0, S) in order, so
-// slot j is sink j.
+// slot j is sink j. s.columns holds the kept keys as rows.
 void rescoreFoldedSinks(const Model& model, const KvCache& cache, RunState& s, int64_t position,
                         bool halfPrecision) {
     const ModelConfig& c = model.config();
@@ -54,19 +55,16 @@ void rescoreFoldedSinks(const Model& model, const KvCache& cache, RunState& s, i
         const int64_t folded = cache.shape().window + cache.sinksUsed() - 1 - sink;
         const int64_t sinkPosition = cache.slotInfos()[sink].position;
         if (position - sinkPosition <= folded) continue;
+        const float* keyRow = s.columns.data() + static_cast<size_t>(i) * c.kvDim();
         for (int h = 0; h < c.nHead; ++h) {
             std::copy_n(s.qRaw.data() + static_cast<size_t>(h) * c.headDim, c.headDim,
                         s.qRotated.data());
             rope(s.qRotated.data(), 1, c.headDim, sinkPosition + folded, c.ropeBase, c.rope,
                  model.weights().ropeFreqs);
             if (halfPrecision) roundToHalf(s.qRotated.data(), s.qRotated.size());
-            // the sink's key is column i of K: [kv_dim][kept]
-            const float* key =
-                s.columns.data() + static_cast<size_t>(h / groupSize) * c.headDim * kept + i;
-            float score = 0;
-            for (int d = 0; d < c.headDim; ++d)
-                score += s.qRotated[d] * key[static_cast<size_t>(d) * kept];
-            s.scores[static_cast<size_t>(h) * kept + i] = score * scale;
+            const float* key = keyRow + static_cast<size_t>(h / groupSize) * c.headDim;
+            s.scores[static_cast<size_t>(h) * kept + i] =
+                ggml::laneDot16(s.qRotated.data(), key, c.headDim) * scale;
         }
     }
 }
@@ -84,19 +82,22 @@ void attend(const Model& model, const KvCache& cache, RunState& s, int layer,
     const bool halfPrecision = cache.shape().kvBits == 16;
     if (halfPrecision) roundToHalf(s.q.data(), s.q.size());
 
-    // scores[h][i] = q_h . K[i] over the head's columns of K: [kv_dim][kept]
-    cache.gatherK(layer, s.keptSlots, s.columns.data());
-    for (int h = 0; h < c.nHead; ++h) {
-        const float* query = s.q.data() + static_cast<size_t>(h) * headDim;
-        const float* keys = s.columns.data() + static_cast<size_t>(h / groupSize) * headDim * kept;
-        float* scores = s.scores.data() + static_cast<size_t>(h) * kept;
-        std::fill_n(scores, kept, 0.0f);
-        for (int d = 0; d < headDim; ++d)
-            axpy(query[d] * scale, keys + static_cast<size_t>(d) * kept, scores, kept);
+    // scores[h][i] = (q_h . K[i]) * scale, with the kept keys as rows: [kept][kv_dim]. The dots
+    // and the softmax run in llama.cpp's float order (model/ggml_float.h).
+    const size_t kvDim = static_cast<size_t>(c.kvDim());
+    for (int i = 0; i < kept; ++i) {
+        float* keyRow = s.columns.data() + static_cast<size_t>(i) * kvDim;
+        cache.readK(layer, s.keptSlots[i], keyRow);
+        for (int h = 0; h < c.nHead; ++h) {
+            const float* query = s.q.data() + static_cast<size_t>(h) * headDim;
+            const float* key = keyRow + static_cast<size_t>(h / groupSize) * headDim;
+            s.scores[static_cast<size_t>(h) * kept + i] =
+                ggml::laneDot16(query, key, headDim) * scale;
+        }
     }
     if (where.streaming) rescoreFoldedSinks(model, cache, s, where.position, halfPrecision);
     for (int h = 0; h < c.nHead; ++h)
-        softmax(s.scores.data() + static_cast<size_t>(h) * kept, kept);
+        ggml::softmaxRow(s.scores.data() + static_cast<size_t>(h) * kept, kept);
     if (halfPrecision) roundToHalf(s.scores.data(), static_cast<size_t>(c.nHead) * kept);
 
     // out[h][d] = weights_h . V[:, d] over the head's columns of V: [kv_dim][kept]
@@ -107,7 +108,7 @@ void attend(const Model& model, const KvCache& cache, RunState& s, int layer,
         const float* weights = s.scores.data() + static_cast<size_t>(h) * kept;
         float* out = s.attnOut.data() + static_cast<size_t>(h) * headDim;
         for (int d = 0; d < headDim; ++d)
-            out[d] = dot(weights, values + static_cast<size_t>(d) * kept, kept);
+            out[d] = ggml::laneDot16(weights, values + static_cast<size_t>(d) * kept, kept);
     }
 
     // The probed heads' weights add up in kept order (contiguous); forward() scatters the sum
@@ -126,7 +127,7 @@ void attend(const Model& model, const KvCache& cache, RunState& s, int layer,
 void feedForward(const LayerWeights& w, RunState& s, int nFf) {
     matvec(w.wGate, s.xn.data(), s.gate.data());
     matvec(w.wUp, s.xn.data(), s.up.data());
-    swiglu(s.gate.data(), s.up.data(), nFf);
+    ggml::swiglu(s.gate.data(), s.up.data(), nFf);
     matvec(w.wDown, s.gate.data(), s.blockOut.data());
 }
 

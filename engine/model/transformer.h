@@ -23,7 +23,8 @@ struct RunState {
     std::vector<float> gate;      // [n_ff]
     std::vector<float> up;        // [n_ff]
     std::vector<float> blockOut;  // [n_embd] a block's output before the residual add
-    std::vector<float> columns;   // [kv_dim][kept] the kept slots' K (then V), dequantized
+    std::vector<float> columns;   // the kept slots' K as rows [kept][kv_dim], then their V as
+                                  // columns [kv_dim][kept], dequantized
     std::vector<float> scores;    // [n_head][slots] attention weights over physical slots
     std::vector<int> keptSlots;   // [<= slots] slots the mask admitted, this step
     std::vector<float> keptProbe; // [kept] the probed weights summed over heads and layers

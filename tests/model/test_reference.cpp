@@ -1,7 +1,7 @@
 // stories260K against llama.cpp's own outputs (shared/reference/stories260K-llamacpp.json):
 // token ids, logits, greedy continuations and perplexity.
-#include "model/model.h"
 #include "eval/perplexity.h"
+#include "model/model.h"
 #include "session/session.h"
 #include "test_support.h"
 
@@ -69,7 +69,8 @@ private slots:
 
     void logitsAfterThePrompt() {
         const QJsonObject ref = m_reference["logits"].toObject();
-        const auto prompt = m_model->tokenizer().encode(ref["prompt"].toString().toStdString(), true);
+        const auto prompt =
+            m_model->tokenizer().encode(ref["prompt"].toString().toStdString(), true);
         QCOMPARE(prompt, idsOf(ref["prompt_ids"]));
         // The reference ran llama.cpp with its default f16 cache; kv_bits 16 computes as it does.
         SessionOptions options;
@@ -79,7 +80,10 @@ private slots:
         for (const QJsonValue& entry : ref["top10"].toArray()) {
             const int id = entry["id"].toInt();
             QVERIFY2(std::fabs(logits[id] - entry["logit"].toDouble()) < 1e-3,
-                     qPrintable(QString("id %1: %2 vs %3").arg(id).arg(logits[id]).arg(entry["logit"].toDouble())));
+                     qPrintable(QString("id %1: %2 vs %3")
+                                    .arg(id)
+                                    .arg(logits[id])
+                                    .arg(entry["logit"].toDouble())));
         }
         const QJsonArray first8 = ref["first8"].toArray();
         for (int i = 0; i < first8.size(); ++i)
@@ -91,7 +95,8 @@ private slots:
         const auto exactLogits = exact.prefill(prompt);
         double worst = 0;
         for (const QJsonValue& entry : ref["top10"].toArray())
-            worst = std::max(worst, std::fabs(exactLogits[entry["id"].toInt()] - entry["logit"].toDouble()));
+            worst = std::max(
+                worst, std::fabs(exactLogits[entry["id"].toInt()] - entry["logit"].toDouble()));
         qInfo("kv_bits 32: largest top-10 logit difference from llama.cpp's f16 cache %.5f", worst);
         QVERIFY(worst < 1e-2);
     }
@@ -103,32 +108,38 @@ private slots:
     }
     void greedyContinuationsMatch() {
         QFETCH(int, index);
-        const QJsonObject ref = m_reference["greedy"].toObject()["cases"].toArray()[index].toObject();
-        const auto prompt = m_model->tokenizer().encode(ref["prompt"].toString().toStdString(), true);
+        const QJsonObject ref =
+            m_reference["greedy"].toObject()["cases"].toArray()[index].toObject();
+        const auto prompt =
+            m_model->tokenizer().encode(ref["prompt"].toString().toStdString(), true);
         QCOMPARE(prompt, idsOf(ref["prompt_ids"]));
         const auto expected = idsOf(ref["generated_ids"]);
         QCOMPARE(greedy(prompt, 32), expected);
-        QCOMPARE(QString::fromStdString(m_model->tokenizer().decode(expected)), ref["continuation"].toString());
+        QCOMPARE(QString::fromStdString(m_model->tokenizer().decode(expected)),
+                 ref["continuation"].toString());
         // f16 keys and values keep the reference text; int8 drifts, and how far is reported.
         QCOMPARE(greedy(prompt, 16), expected);
         const auto int8 = greedy(prompt, 8);
         int matching = 0;
         while (matching < int(expected.size()) && int8[matching] == expected[matching])
             ++matching;
-        qInfo("kv_bits 8: %d of %d greedy tokens match the reference", matching, int(expected.size()));
+        qInfo("kv_bits 8: %d of %d greedy tokens match the reference", matching,
+              int(expected.size()));
         QVERIFY(matching >= 16);
     }
 
     void perplexityMatchesLlamaCpp() {
         QFile text(test::sharedPath("text/stories-eval.txt"));
         QVERIFY(text.open(QIODevice::ReadOnly));
-        const auto tokens = m_model->tokenizer().encode(text.readAll().toStdString(), true);
+        const std::string contents = text.readAll().toStdString();
+        const auto tokens = m_model->tokenizer().encode(perplexityText(contents), true);
         SessionOptions options;
         options.kvWindow = 0;
         options.kvBits = 32;
         const PerplexityResult result = chunkedPerplexity(*m_model, tokens, 256, options);
         const double expected = m_reference["perplexity"].toObject()["n_ctx_256"].toDouble();
-        qInfo("perplexity %.4f over %d chunks (llama.cpp: %.4f)", result.perplexity, result.chunks, expected);
+        qInfo("perplexity %.4f over %d chunks (llama.cpp: %.4f)", result.perplexity, result.chunks,
+              expected);
         QVERIFY(std::fabs(result.perplexity - expected) <= 0.002);
     }
 };
