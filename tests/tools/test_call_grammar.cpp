@@ -3,9 +3,9 @@
 // every token, and constrained decoding with random-weight models over every preset and 500
 // seeds, whose calls must all parse and validate and only name declared tools.
 #include "session/assistant_turn.h"
-#include "tools/call_decoder.h"
 #include "session/tool_chat.h"
 #include "tool_test_support.h"
+#include "tools/call_decoder.h"
 
 #include <QtTest>
 
@@ -37,6 +37,14 @@ ToolSet parsedTools(const char* json) {
     ToolsParseResult parsed = parseTools(json);
     if (!parsed.tools) qFatal("tools: %s", parsed.errorSummary().c_str());
     return *parsed.tools;
+}
+
+// Needle's grammar where </tool_call> is text, with or without the leading space.
+CallGrammarOptions closedByText(bool leadingSpace) {
+    CallGrammarOptions options;
+    options.terminator = "</tool_call>";
+    options.leadingSpace = leadingSpace;
+    return options;
 }
 
 // How many bytes of `text` the matcher takes, and whether it is then complete.
@@ -141,6 +149,7 @@ class TestCallGrammar : public QObject {
     std::unique_ptr<Model> m_plain = modelFromSpec(smallSpec(false));
     ToolSet m_tools = parsedTools(kTools);
     CallGrammar m_grammar{m_tools, CallGrammarOptions{}};
+    const CallFormat m_needleFormat = needleCallFormat();
 
 private slots:
     void matchesCalls_data() {
@@ -221,7 +230,7 @@ private slots:
     }
 
     void terminatorTextEndsTheCall() {
-        const CallGrammar grammar(m_tools, CallGrammarOptions{"</tool_call>", false});
+        const CallGrammar grammar(m_tools, closedByText(false));
         QCOMPARE(match(grammar, R"([{"name":"lock","arguments":{}}])"), std::make_pair(32, false));
         QCOMPARE(match(grammar, R"([{"name":"lock","arguments":{}}]</tool_call>)"),
                  std::make_pair(44, true));
@@ -312,7 +321,7 @@ private slots:
             toolSets.push_back(preset.tools);
         std::mt19937 random(7);
         for (const ToolSet& tools : toolSets) {
-            const CallGrammar grammar(tools, CallGrammarOptions{"</tool_call>", true});
+            const CallGrammar grammar(tools, closedByText(true));
             for (int walk = 0; walk < 40; ++walk) {
                 const std::string prefix =
                     randomPrefix(grammar, random, static_cast<int>(random() % 120));
@@ -350,7 +359,7 @@ private slots:
             toolSets.push_back(preset.tools);
         uint32_t seed = 0;
         for (const ToolSet& tools : toolSets) {
-            const CallGrammar grammar(tools, callGrammarOptions(chat));
+            const CallGrammar grammar(tools, callGrammarOptions(chat, m_needleFormat));
             for (int walk = 0; walk < 4; ++walk, ++seed)
                 checkMaskWalk(tools, grammar, trie, terminator, seed,
                               10 + 25 * walk); // random tokens rarely end a string
@@ -369,7 +378,7 @@ private slots:
         const TokenTrie trie(model->tokenizer());
         QVERIFY(trie.vocabularySize() == 32000);
         const ToolSet tools = shippedPresets().front().tools;
-        const CallGrammar grammar(tools, CallGrammarOptions{"</tool_call>", true});
+        const CallGrammar grammar(tools, closedByText(true));
         checkMaskWalk(tools, grammar, trie, std::nullopt, 11, 40);
     }
 
@@ -394,8 +403,8 @@ private slots:
         const ChatTemplate chat(model);
         const TokenTrie trie(model.tokenizer());
         const ToolBlock block = chat.toolBlock(tools.tools);
-        const CallGrammar grammar(tools.tools, callGrammarOptions(chat));
-        const TurnContext context{chat, tools.tools, grammar, trie, block};
+        const CallGrammar grammar(tools.tools, callGrammarOptions(chat, m_needleFormat));
+        const TurnContext context{chat, tools.tools, grammar, trie, block, m_needleFormat};
         // The grammar is under test, not the sinks: a small unpinned window keeps steps cheap.
         SessionOptions options;
         options.kvWindow = 32;
@@ -434,14 +443,15 @@ private slots:
         const ChatTemplate chat(*m_needle);
         const TokenTrie trie(m_needle->tokenizer());
         const ToolBlock block = chat.toolBlock(m_tools);
-        const CallGrammar grammar(m_tools, callGrammarOptions(chat));
+        const CallGrammar grammar(m_tools, callGrammarOptions(chat, m_needleFormat));
         SessionOptions options;
         options.kvWindow = 32;
         options.sinks = SinkMode::None;
         Session session(*m_needle, options);
         const std::span<const float> logits = session.prefill(chat.userTurn("hi", true).tokens);
         const ToolResponse r = generateAssistantTurn(
-            session, logits, {chat, m_tools, grammar, trie, block}, randomSampling(3, 1));
+            session, logits, {chat, m_tools, grammar, trie, block, m_needleFormat},
+            randomSampling(3, 1));
         QVERIFY2(r.error.empty(), r.error.c_str());
         QVERIFY(r.callWrappedUp);
         QVERIFY(parseCalls(r.callText, m_tools).ok());
