@@ -2,9 +2,9 @@
 // and strings at their edges, completions, the allowed-token masks against a brute-force check of
 // every token, and constrained decoding with random-weight models over every preset and 500
 // seeds, whose calls must all parse and validate and only name declared tools.
+#include "call_test_support.h"
 #include "session/assistant_turn.h"
 #include "session/tool_chat.h"
-#include "tool_test_support.h"
 #include "tools/call_decoder.h"
 
 #include <QtTest>
@@ -14,6 +14,7 @@
 
 using namespace sinkscope;
 using sinkscope::test::modelFromSpec;
+using sinkscope::test::randomSampling;
 using sinkscope::test::shippedPresets;
 using sinkscope::test::smallSpec;
 
@@ -128,17 +129,6 @@ void checkMaskWalk(const ToolSet& tools, const CallGrammar& grammar, const Token
     if (!terminator) text.resize(text.size() - std::string_view("</tool_call>").size());
     const CallsParseResult parsed = parseCalls(text, tools);
     QVERIFY2(parsed.ok(), text.c_str());
-}
-
-RespondOptions randomSampling(uint64_t seed, int maxCallTokens) {
-    RespondOptions options;
-    options.calls = CallPolicy::Required;
-    options.maxCallTokens = maxCallTokens;
-    options.sampler.temperature = 1.0f;
-    options.sampler.topK = 0; // the whole allowed set
-    options.sampler.topP = 1.0f;
-    options.sampler.seed = seed;
-    return options;
 }
 
 } // namespace
@@ -399,44 +389,13 @@ private slots:
         QFETCH(bool, needle);
         QFETCH(int, seeds);
         const ToolPreset tools = shippedPresets()[size_t(preset)];
-        const Model& model = needle ? *m_needle : *m_plain;
-        const ChatTemplate chat(model);
-        const TokenTrie trie(model.tokenizer());
-        const ToolBlock block = chat.toolBlock(tools.tools);
-        const CallGrammar grammar(tools.tools, callGrammarOptions(chat, m_needleFormat));
-        const TurnContext context{chat, tools.tools, grammar, trie, block, m_needleFormat};
-        // The grammar is under test, not the sinks: a small unpinned window keeps steps cheap.
-        SessionOptions options;
-        options.kvWindow = 32;
-        options.kvBits = 32;
-        options.sinks = SinkMode::None;
-        Session prompted(model, options);
-        prompted.prefill(block.tokens);
-        const std::span<const float> last =
-            prompted.prefill(chat.userTurn(tools.query, true).tokens);
-        const std::vector<float> logits(last.begin(), last.end());
-        std::set<std::string> names;
-        for (int seed = 0; seed < seeds; ++seed) {
-            Session session = prompted;
-            const ToolResponse r =
-                generateAssistantTurn(session, logits, context, randomSampling(seed, 100));
-            const CallsParseResult parsed = parseCalls(r.callText, tools.tools);
-            const bool declared =
-                std::ranges::all_of(r.functionCalls, [&](const FunctionCall& call) {
-                    return tools.tools.find(call.name) != nullptr;
-                });
-            if (!r.error.empty() || r.type != ResponseType::Call || r.functionCalls.empty() ||
-                !parsed.ok() || !declared)
-                QFAIL(qPrintable(QString("seed %1: %2")
-                                     .arg(seed)
-                                     .arg(QString::fromStdString(r.toJson().dump()))));
-            for (const FunctionCall& call : r.functionCalls)
-                names.insert(call.name);
-        }
+        const test::ConstrainedRunSummary summary = test::runConstrainedCalls(
+            needle ? *m_needle : *m_plain, tools, m_needleFormat, seeds, 100);
+        QVERIFY2(summary.failure.isEmpty(), qPrintable(summary.failure));
         // the model chose: over 500 seeds a set of several tools saw more than one called
         if (needle)
-            QVERIFY2(int(names.size()) >= std::min<int>(int(tools.tools.tools.size()), 2),
-                     qPrintable(QString("%1 tools named").arg(names.size())));
+            QVERIFY2(int(summary.names.size()) >= std::min<int>(int(tools.tools.tools.size()), 2),
+                     qPrintable(QString("%1 tools named").arg(summary.names.size())));
     }
 
     void budgetOfOneStillClosesTheCall() {
