@@ -60,10 +60,12 @@ struct ConstrainedRunSummary {
 
 // Required, constrained calls with random sampling on `model` for seeds [0, seeds): each turn must
 // be a call without error whose text parses and validates in `format` and whose calls name
-// declared tools, at most maxCalls of them.
+// declared tools, at most maxCalls of them. Seed s has a call budget of maxCallTokens tokens, or
+// with a spread, of minCallTokens + s % (maxCallTokens - minCallTokens + 1): calls wrapped up
+// at every length.
 inline ConstrainedRunSummary runConstrainedCalls(const Model& model, const ToolPreset& preset,
                                                  const CallFormat& format, int seeds,
-                                                 int maxCallTokens) {
+                                                 int maxCallTokens, int minCallTokens = -1) {
     const ChatTemplate chat(model);
     const TokenTrie trie(model.tokenizer());
     const ToolSet& tools = preset.tools;
@@ -82,8 +84,11 @@ inline ConstrainedRunSummary runConstrainedCalls(const Model& model, const ToolP
     ConstrainedRunSummary summary;
     for (int seed = 0; seed < seeds; ++seed) {
         Session session = prompted;
-        const ToolResponse r = generateAssistantTurn(session, logits, context,
-                                                     randomSampling(uint64_t(seed), maxCallTokens));
+        const int budget = minCallTokens < 0
+                               ? maxCallTokens
+                               : minCallTokens + seed % (maxCallTokens - minCallTokens + 1);
+        const ToolResponse r =
+            generateAssistantTurn(session, logits, context, randomSampling(uint64_t(seed), budget));
         const CallsParseResult parsed = parseCalls(r.callText, tools, format);
         const bool declared = std::ranges::all_of(r.functionCalls, [&](const FunctionCall& call) {
             return tools.find(call.name) != nullptr;
