@@ -1,6 +1,6 @@
-// What the call tests share: the call formats of the reference templates, random sampling, and
-// the property (constrained calls always parse, validate and name declared tools) run
-// over many seeds on one model, one preset and one format.
+// What the call tests share: random sampling, and the property (constrained calls always
+// parse, validate and name declared tools) run over many seeds on one model, one preset and one
+// format.
 #pragma once
 
 #include "session/assistant_turn.h"
@@ -12,33 +12,6 @@
 #include <string>
 
 namespace sinkscope::test {
-
-// SmolLM's ChatML-with-tools: a spaced JSON list inside <tool_call></tool_call>.
-inline CallFormat smolLmCallFormat() {
-    CallFormat format;
-    format.spaced = true;
-    return format;
-}
-
-// Qwen2.5 and Hermes-2-Pro: one spaced object per <tool_call> block.
-inline CallFormat qwenCallFormat() {
-    CallFormat format;
-    format.syntax = CallSyntax::TaggedObjects;
-    format.spaced = true;
-    return format;
-}
-
-// Llama-3.x: the whole reply is one spaced object with "parameters".
-inline CallFormat llama3CallFormat() {
-    CallFormat format;
-    format.syntax = CallSyntax::BareObject;
-    format.open.clear();
-    format.close.clear();
-    format.argumentsKey = "parameters";
-    format.spaced = true;
-    format.maxCalls = 1;
-    return format;
-}
 
 inline RespondOptions randomSampling(uint64_t seed, int maxCallTokens) {
     RespondOptions options;

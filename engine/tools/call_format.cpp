@@ -18,4 +18,28 @@ CallFormat needleCallFormat() {
     return CallFormat{};
 }
 
+CallFormat smolLmCallFormat() {
+    CallFormat format;
+    format.spaced = true;
+    return format;
+}
+
+CallFormat qwenCallFormat() {
+    CallFormat format;
+    format.syntax = CallSyntax::TaggedObjects;
+    format.spaced = true;
+    return format;
+}
+
+CallFormat llama3CallFormat() {
+    CallFormat format;
+    format.syntax = CallSyntax::BareObject;
+    format.open.clear();
+    format.close.clear();
+    format.argumentsKey = "parameters";
+    format.spaced = true;
+    format.maxCalls = 1;
+    return format;
+}
+
 } // namespace sinkscope

@@ -25,5 +25,9 @@ struct CallFormat {
 };
 
 CallFormat needleCallFormat(); // JsonList, compact, "arguments", any number of calls
+// The formats of the reference templates (shared/reference/templates):
+CallFormat smolLmCallFormat(); // ChatML with tools: JsonList, spaced
+CallFormat qwenCallFormat();   // Qwen2.5, Hermes-2-Pro: TaggedObjects, spaced
+CallFormat llama3CallFormat(); // Llama-3.x: BareObject, spaced, "parameters", one call
 
 } // namespace sinkscope

@@ -26,7 +26,7 @@ private slots:
     }
     void bareCallsOpenWithTheFirstToken() {
         QFETCH(int, policy);
-        const CallFormat format = test::llama3CallFormat();
+        const CallFormat format = llama3CallFormat();
         const Model& model = *m_plain;
         const ToolPreset preset = test::shippedPresets().front();
         const ChatTemplate chat(model);

@@ -88,9 +88,9 @@ void addFormatColumns() {
     QTest::addColumn<CallFormat>("format");
     QTest::addColumn<bool>("markerTokens");
     const std::pair<const char*, CallFormat> formats[] = {{"needle", needleCallFormat()},
-                                                          {"smollm", test::smolLmCallFormat()},
-                                                          {"qwen", test::qwenCallFormat()},
-                                                          {"llama-3", test::llama3CallFormat()}};
+                                                          {"smollm", smolLmCallFormat()},
+                                                          {"qwen", qwenCallFormat()},
+                                                          {"llama-3", llama3CallFormat()}};
     for (const auto& [name, format] : formats)
         for (const bool tokens : {false, true})
             QTest::addRow("%s, markers as %s", name, tokens ? "tokens" : "text")
@@ -150,14 +150,14 @@ private slots:
         QTest::addColumn<QString>("header"); // what the assistant's turn starts with
         QTest::addColumn<QString>("end");    // what closes it
         QTest::newRow("chatml-tools (SmolLM)")
-            << "chatml-tools" << test::smolLmCallFormat() << "<|im_start|>assistant\n"
+            << "chatml-tools" << smolLmCallFormat() << "<|im_start|>assistant\n"
             << "<|im_end|>";
-        QTest::newRow("qwen2.5") << "qwen2.5" << test::qwenCallFormat() << "<|im_start|>assistant\n"
+        QTest::newRow("qwen2.5") << "qwen2.5" << qwenCallFormat() << "<|im_start|>assistant\n"
                                  << "<|im_end|>";
         QTest::newRow("hermes-2-pro")
-            << "hermes-2-pro" << test::qwenCallFormat() << "<|im_start|>assistant\n"
+            << "hermes-2-pro" << qwenCallFormat() << "<|im_start|>assistant\n"
             << "<|im_end|>";
-        QTest::newRow("llama-3.2") << "llama-3.2" << test::llama3CallFormat()
+        QTest::newRow("llama-3.2") << "llama-3.2" << llama3CallFormat()
                                    << "<|start_header_id|>assistant<|end_header_id|>\n\n"
                                    << "<|eot_id|>";
     }
@@ -229,10 +229,10 @@ private slots:
             << QByteArray(R"(<tool_call>[{"name":"set_light","arguments":{"room":"kitchen","on":)"
                           R"(true}},{"name":"set_thermostat","arguments":{"temperature":21.5,)"
                           R"("days":[1,2]}}]</tool_call>)");
-        QTest::newRow("smollm") << test::smolLmCallFormat()
+        QTest::newRow("smollm") << smolLmCallFormat()
                                 << QByteArray("<tool_call>[{") + light + "}, {" + heat +
                                        "}]</tool_call>";
-        QTest::newRow("qwen") << test::qwenCallFormat()
+        QTest::newRow("qwen") << qwenCallFormat()
                               << QByteArray("<tool_call>\n{") + light +
                                      "}\n</tool_call>\n<tool_call>\n{" + heat + "}\n</tool_call>";
     }
@@ -261,9 +261,9 @@ private slots:
         QTest::addColumn<CallFormat>("format");
         QTest::addColumn<QByteArray>("text");  // markers included
         QTest::addColumn<QByteArray>("error"); // a part of the first error
-        const CallFormat list = test::smolLmCallFormat();
-        const CallFormat tagged = test::qwenCallFormat();
-        const CallFormat bare = test::llama3CallFormat();
+        const CallFormat list = smolLmCallFormat();
+        const CallFormat tagged = qwenCallFormat();
+        const CallFormat bare = llama3CallFormat();
         QTest::newRow("list: an object, not a list")
             << list
             << QByteArray(R"(<tool_call>{"name": "set_light", "arguments": {}}</tool_call>)")
