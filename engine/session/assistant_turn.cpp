@@ -285,6 +285,11 @@ private:
         const int budgetLeft = std::min(m_options.maxCallTokens - m_response.callTokens,
                                         m_options.maxTokens - m_written);
         if (!decoder.wrappingUp() && budgetLeft <= decoder.tokensToFinish()) decoder.wrapUp();
+        if (decoder.isComplete()) { // wrapped up where the reply may stop: after a block
+            m_callClosed = true;
+            m_phase = Phase::Done;
+            return;
+        }
         const auto maskStart = Clock::now();
         const int allowedCount = decoder.allowedTokens(m_allowed);
         m_maskSeconds += secondsSince(maskStart);
