@@ -101,31 +101,36 @@ public:
           m_allowed(static_cast<size_t>(context.trie.vocabularySize()), 1),
           m_attention(context.block) {
         const ChatTemplate& chat = context.chat;
-        m_callOpenToken = chat.markerToken(ChatMarker::ToolCall);
-        m_callCloseToken = chat.markerToken(ChatMarker::ToolCallEnd);
+        const CallFormat& format = context.format;
+        m_markers = callMarkerTokens(chat.tokenizer(), format);
         m_endOfTurnToken = chat.endOfTurnToken();
         m_callsAllowed = options.calls != CallPolicy::None && !context.tools.tools.empty();
-        m_blockedInText.push_back(chat.tokenizer().bos());
+        if (!options.ignoreEndOfText)
+            m_endTokens.push_back(m_endOfTurnToken.value_or(chat.tokenizer().eos()));
+        std::vector<int32_t> markers{chat.tokenizer().bos()};
         for (const ChatMarker marker :
              {ChatMarker::ImStart, ChatMarker::ImEnd, ChatMarker::Tools, ChatMarker::ToolsEnd,
               ChatMarker::ToolCall, ChatMarker::ToolCallEnd, ChatMarker::ToolResult,
-              ChatMarker::ToolResultEnd}) {
-            const std::optional<int32_t> id = chat.markerToken(marker);
-            const bool mayWrite = (marker == ChatMarker::ToolCall && m_callsAllowed) ||
+              ChatMarker::ToolResultEnd})
+            if (const std::optional<int32_t> id = chat.markerToken(marker)) markers.push_back(*id);
+        for (const std::optional<int32_t> id : {m_markers.open, m_markers.close})
+            if (id) markers.push_back(*id);
+        for (const int32_t id : markers) {
+            const bool mayWrite = (id == m_markers.open && m_callsAllowed) ||
                                   (id == m_endOfTurnToken && !options.ignoreEndOfText);
-            if (id && !mayWrite) m_blockedInText.push_back(*id);
+            if (!mayWrite) m_blockedInText.push_back(id);
         }
         if (options.ignoreEndOfText) m_blockedInText.push_back(chat.tokenizer().eos());
-        if (!m_callOpenToken)
+        if (!m_markers.open && !format.open.empty())
             for (int32_t id = 0; id < context.trie.vocabularySize(); ++id)
-                if (context.trie.bytes(id).find('>') != std::string::npos)
+                if (context.trie.bytes(id).find(format.open.back()) != std::string::npos)
                     m_markerEnders.push_back(id);
     }
 
     ToolResponse run() {
         const auto start = Clock::now();
         if (m_options.calls == CallPolicy::Required && m_callsAllowed) {
-            for (const int32_t token : m_context.chat.callOpening().tokens)
+            for (const int32_t token : callOpening())
                 if (!feed(token)) break;
             openCall();
         }
@@ -160,31 +165,75 @@ private:
         return !m_stopped;
     }
 
-    int32_t sample(std::span<const uint8_t> allowed, GeometricMean& confidence) {
+    // What opens a call as the assistant writes it: the open marker's token, or its text.
+    std::vector<int32_t> callOpening() const {
+        if (m_markers.open) return {*m_markers.open};
+        if (m_context.format.open.empty()) return {};
+        return m_context.chat.tokenizer().encode(m_context.format.open, false, false);
+    }
+
+    // A token from the allowed ones; `probability` its share of them (for the confidence).
+    int32_t sample(std::span<const uint8_t> allowed, double& probability) {
         const int32_t token = m_sampler.sample(m_logits, allowed);
         if (token < 0) throw std::logic_error("the sampler found no allowed token");
-        confidence.add(maskedProbability(m_logits, allowed, token));
+        probability = maskedProbability(m_logits, allowed, token);
         ++m_written;
         return token;
     }
+    int32_t sample(std::span<const uint8_t> allowed, GeometricMean& confidence) {
+        double probability = 0;
+        const int32_t token = sample(allowed, probability);
+        confidence.add(probability);
+        return token;
+    }
 
-    // Free text: everything but BOS, the template's markers, and a <tool_call> written inside a
+    bool opensBareCall(int32_t token) const {
+        return m_context.format.syntax == CallSyntax::BareObject && m_response.tokens.empty() &&
+               m_context.trie.bytes(token).starts_with('{');
+    }
+
+    // BareObject, first token: one that begins with '{' opens the call, so it must begin a valid
+    // call (constrained) or is masked out (calls not allowed).
+    void maskBareOpening() {
+        std::vector<uint8_t> callStart;
+        if (m_callsAllowed && m_options.constrained) {
+            callStart.resize(m_allowed.size());
+            CallDecoder(m_context.grammar, m_context.trie, m_markers, m_endTokens)
+                .allowedTokens(callStart);
+        }
+        for (int32_t id = 0; id < m_context.trie.vocabularySize(); ++id)
+            if (opensBareCall(id))
+                m_allowed[static_cast<size_t>(id)] =
+                    m_callsAllowed && (callStart.empty() || callStart[static_cast<size_t>(id)]);
+    }
+
+    // Free text: everything but BOS, the template's markers, and an open marker written inside a
     // token (or at all, when calls are not allowed).
     void writeText() {
         std::fill(m_allowed.begin(), m_allowed.end(), 1);
         for (const int32_t id : m_blockedInText)
             m_allowed[static_cast<size_t>(id)] = 0;
-        const std::string_view marker = chatMarkerText(ChatMarker::ToolCall);
-        const std::string tail =
-            m_text.substr(m_text.size() - std::min(m_text.size(), marker.size() - 1));
-        for (const int32_t id : m_markerEnders) {
-            const std::string joined = tail + m_context.trie.bytes(id);
-            const size_t found = joined.find(marker);
-            if (found != std::string::npos &&
-                (!m_callsAllowed || found + marker.size() != joined.size()))
-                m_allowed[static_cast<size_t>(id)] = 0;
+        const std::string_view marker = m_context.format.open;
+        if (!marker.empty()) {
+            const std::string tail =
+                m_text.substr(m_text.size() - std::min(m_text.size(), marker.size() - 1));
+            for (const int32_t id : m_markerEnders) {
+                const std::string joined = tail + m_context.trie.bytes(id);
+                const size_t found = joined.find(marker);
+                if (found != std::string::npos &&
+                    (!m_callsAllowed || found + marker.size() != joined.size()))
+                    m_allowed[static_cast<size_t>(id)] = 0;
+            }
         }
-        const int32_t token = sample(m_allowed, m_textConfidence);
+        if (m_context.format.syntax == CallSyntax::BareObject && m_response.tokens.empty())
+            maskBareOpening();
+        double probability = 0;
+        const int32_t token = sample(m_allowed, probability);
+        if (opensBareCall(token)) {
+            writeBareOpening(token, probability);
+            return;
+        }
+        m_textConfidence.add(probability);
         if (token == m_context.chat.tokenizer().eos()) {
             m_phase = Phase::Done;
             return;
@@ -196,18 +245,33 @@ private:
             return;
         }
         m_text += m_context.chat.tokenizer().piece(token);
-        if (token == m_callOpenToken) {
+        if (token == m_markers.open) {
             openCall();
-        } else if (!m_callOpenToken && m_text.ends_with(marker)) {
+        } else if (!m_markers.open && !marker.empty() && m_text.ends_with(marker)) {
             m_text.resize(m_text.size() - marker.size());
             openCall();
         }
     }
 
+    // The first token of a BareObject call, sampled among the text's tokens.
+    void writeBareOpening(int32_t token, double probability) {
+        openCall();
+        m_callConfidence.add(probability);
+        tallyAttention(0);
+        ++m_response.callTokens;
+        if (m_options.constrained) {
+            if (!m_decoder->accept(token))
+                throw std::logic_error("the call decoder refused a token it allowed");
+        } else {
+            m_callText += m_context.chat.tokenizer().piece(token);
+        }
+        feed(token);
+    }
+
     void openCall() {
         m_phase = Phase::Call;
         m_callOpened = true;
-        m_decoder.emplace(m_context.grammar, m_context.trie, m_callCloseToken);
+        m_decoder.emplace(m_context.grammar, m_context.trie, m_markers, m_endTokens);
     }
 
     void tallyAttention(int call) {
@@ -221,6 +285,11 @@ private:
         const int budgetLeft = std::min(m_options.maxCallTokens - m_response.callTokens,
                                         m_options.maxTokens - m_written);
         if (!decoder.wrappingUp() && budgetLeft <= decoder.tokensToFinish()) decoder.wrapUp();
+        if (decoder.isComplete()) { // wrapped up where the reply may stop: after a block
+            m_callClosed = true;
+            m_phase = Phase::Done;
+            return;
+        }
         const auto maskStart = Clock::now();
         const int allowedCount = decoder.allowedTokens(m_allowed);
         m_maskSeconds += secondsSince(maskStart);
@@ -235,35 +304,43 @@ private:
         const int32_t token = sample(m_allowed, m_callConfidence);
         if (!decoder.accept(token))
             throw std::logic_error("the call decoder refused a token it allowed");
-        ++m_response.callTokens;
         m_response.callWrappedUp = decoder.wrappingUp();
         if (decoder.isComplete()) {
             m_callClosed = true;
             m_phase = Phase::Done;
         }
+        if (decoder.endToken()) { // the turn ended after a block
+            if (token == m_context.chat.tokenizer().eos()) return;
+            m_endOfTurnWritten = token == m_endOfTurnToken;
+        } else {
+            ++m_response.callTokens;
+        }
         feed(token);
     }
 
-    // Unconstrained: whatever comes until </tool_call>; parsed afterwards.
+    // Unconstrained: whatever comes until the close marker (BareObject: the end of the turn);
+    // parsed afterwards.
     void writeFreeCall() {
         tallyAttention(0);
         const int32_t token = sample({}, m_callConfidence);
         if (token == m_context.chat.tokenizer().eos()) {
+            m_callClosed = m_context.format.close.empty();
             m_phase = Phase::Done;
             return;
         }
         ++m_response.callTokens;
         if (!feed(token)) return;
+        const std::string_view closing = m_context.format.close;
         if (token == m_endOfTurnToken) {
             m_endOfTurnWritten = true;
+            m_callClosed = closing.empty();
             m_phase = Phase::Done;
-        } else if (token == m_callCloseToken) {
+        } else if (token == m_markers.close) {
             m_callClosed = true;
             m_phase = Phase::Done;
         } else {
             m_callText += m_context.chat.tokenizer().piece(token);
-            const std::string_view closing = chatMarkerText(ChatMarker::ToolCallEnd);
-            if (!m_callCloseToken && m_callText.ends_with(closing)) {
+            if (!m_markers.close && !closing.empty() && m_callText.ends_with(closing)) {
                 m_callText.resize(m_callText.size() - closing.size());
                 m_callClosed = true;
                 m_phase = Phase::Done;
@@ -291,10 +368,9 @@ private:
         r.type = ResponseType::Call;
         r.confidence = m_callConfidence.value();
         r.callText = m_options.constrained ? m_decoder->text() : m_callText;
-        if (m_options.constrained && !m_callCloseToken) // the grammar read the closing text too
-            r.callText.resize(
-                r.callText.size() -
-                std::min(r.callText.size(), chatMarkerText(ChatMarker::ToolCallEnd).size()));
+        const std::string& closing = m_context.format.close;
+        if (m_options.constrained && !closing.empty() && r.callText.ends_with(closing))
+            r.callText.resize(r.callText.size() - closing.size()); // the grammar read it too
         if (!m_callClosed) {
             if (r.error.empty())
                 r.error = m_stopped ? "stopped before the call was closed"
@@ -302,7 +378,7 @@ private:
                                           std::to_string(m_options.maxTokens) + " tokens";
             return;
         }
-        CallsParseResult parsed = parseCalls(r.callText, m_context.tools);
+        CallsParseResult parsed = parseCalls(r.callText, m_context.tools, m_context.format);
         r.functionCalls = std::move(parsed.calls);
         for (const std::string& problem : parsed.errors)
             r.error += (r.error.empty() ? "" : "; ") + problem;
@@ -319,13 +395,13 @@ private:
     const StepCallback& m_onStep;
     Sampler m_sampler;
     std::vector<uint8_t> m_allowed; // [n_vocab]
-    std::optional<int32_t> m_callOpenToken;
-    std::optional<int32_t> m_callCloseToken;
+    CallMarkerTokens m_markers;     // the format's markers that are tokens
     std::optional<int32_t> m_endOfTurnToken;
+    std::vector<int32_t> m_endTokens; // what ends the turn after a TaggedObjects block
     bool m_callsAllowed = false;
     std::vector<int32_t> m_blockedInText; // BOS and the markers free text may not write
-    std::vector<int32_t> m_markerEnders;  // tokens with a '>': the only ones that can finish a
-                                          // textual <tool_call>
+    std::vector<int32_t> m_markerEnders;  // tokens with the open marker's last byte: the only
+                                          // ones that can finish it where it is text
     Phase m_phase = Phase::Text;
     ToolResponse m_response;
     std::optional<StepSnapshot> m_snapshot; // after the last token fed, when taken
@@ -358,11 +434,8 @@ const char* callPolicyName(CallPolicy policy) {
     return "none";
 }
 
-CallGrammarOptions callGrammarOptions(const ChatTemplate& chat) {
-    CallGrammarOptions options;
-    if (!chat.markerToken(ChatMarker::ToolCallEnd))
-        options.terminator = std::string(chatMarkerText(ChatMarker::ToolCallEnd));
-    return options;
+CallGrammarOptions callGrammarOptions(const ChatTemplate& chat, const CallFormat& format) {
+    return callGrammarOptions(format, callMarkerTokens(chat.tokenizer(), format));
 }
 
 ToolResponse generateAssistantTurn(Session& session, std::span<const float> logits,

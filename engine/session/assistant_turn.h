@@ -1,20 +1,23 @@
-// One assistant turn with tools: the model writes freely until it opens a call (<tool_call>, or
-// that text where it is not a token), then the call is decoded under the call grammar until it
-// closes; it may also answer in text and never call (or, with CallPolicy::None, may not call).
-// The call is then parsed and validated, and the response carries its confidence, speed and
-// attention attribution (tool_calls.h defines them).
+// One assistant turn with tools, in the model's call format (call_format.h): the model writes
+// freely until it opens a call (the format's open marker, <tool_call>, as a token or as text; for
+// BareObject, a first reply token that begins with '{'), then the call is decoded under the call
+// grammar until it closes (TaggedObjects: until the turn ends after a block, or maxCalls blocks);
+// it may also answer in text and never call (or, with CallPolicy::None, may not call). The calls
+// are then parsed and validated, and the response carries their confidence, speed and attention
+// attribution (tool_calls.h defines them).
 //
-// Outside a call the chat markers that only the template writes (<|im_start|>, <tools>,
-// </tool_call>, <tool_result>, ...) and BOS are masked out, so the transcript stays well formed.
-// Where <tool_call> is text, a token that would write it anywhere but at its own end is masked
-// too, so that a call always starts at a token boundary.
+// Outside a call the chat markers that only the template writes (<|im_start|>, <tools>, the
+// format's close marker, <tool_result>, ...) and BOS are masked out, so the transcript stays well
+// formed. Where the open marker is text, a token that would write it anywhere but at its own end
+// is masked too, so that a call always starts at a token boundary. Unconstrained, a call ends at
+// its first close marker (BareObject: at the end of the turn).
 #pragma once
 
-#include "tools/call_decoder.h"
-#include "tools/call_grammar.h"
 #include "chat/chat_template.h"
 #include "session/sampler.h"
 #include "session/session.h"
+#include "tools/call_decoder.h"
+#include "tools/call_grammar.h"
 #include "tools/token_trie.h"
 #include "tools/tool_calls.h"
 #include "tools/tool_schema.h"
@@ -25,8 +28,8 @@ namespace sinkscope {
 
 enum class CallPolicy {
     Auto,     // the model decides
-    Required, // the turn starts with <tool_call> (forced)
-    None,     // <tool_call> is masked out: text only
+    Required, // the turn starts with the open marker (forced; BareObject: with the call)
+    None,     // the open marker is masked out (BareObject: a first token with '{'): text only
 };
 const char* callPolicyName(CallPolicy policy); // "auto", "required", "none"
 
@@ -45,13 +48,15 @@ struct RespondOptions {
 struct TurnContext {
     const ChatTemplate& chat;
     const ToolSet& tools;
-    const CallGrammar& grammar; // compiled from `tools` with callGrammarOptions(chat)
+    const CallGrammar& grammar; // compiled from `tools` with callGrammarOptions(chat, format)
     const TokenTrie& trie;      // of chat.tokenizer()
     const ToolBlock& block;     // fed at positions [0, block.tokens.size()): for attribution
+    const CallFormat& format;   // how the model writes its calls
 };
 
-// The grammar options a layout needs: "</tool_call>" as the terminator when it is not a token.
-CallGrammarOptions callGrammarOptions(const ChatTemplate& chat);
+// The grammar options for the format with this vocabulary: its markers that are not tokens of
+// their own become text of the grammar (e.g. "</tool_call>" as the terminator).
+CallGrammarOptions callGrammarOptions(const ChatTemplate& chat, const CallFormat& format);
 
 // Generates one assistant turn on `session`, which has just been fed a prompt that ends where
 // the assistant writes; `logits` are its next-token logits ([n_vocab]). Every token written is

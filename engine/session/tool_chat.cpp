@@ -81,7 +81,8 @@ ToolChat::ToolChat(const Model& model, const SessionOptions& options, ToolSet to
 void ToolChat::pin(const SessionOptions& options, ToolSet tools, std::string facts,
                    const StepCallback& onStep) {
     ToolBlock block = m_template.toolBlock(tools, facts);
-    auto grammar = std::make_unique<CallGrammar>(tools, callGrammarOptions(m_template));
+    auto grammar =
+        std::make_unique<CallGrammar>(tools, callGrammarOptions(m_template, needleCallFormat()));
     RebuiltSession rebuilt =
         rebuildSession(m_model, options, block, m_conversation.transcriptTokens(), onStep);
     // Only now, with everything built, does the chat switch to the new tools.
@@ -124,7 +125,8 @@ ToolResponse ToolChat::respond(std::span<const int32_t> prompt, const RespondOpt
     const std::span<const float> logits = m_session->prefill(prompt, onStep);
     m_lastTurn.prefillSeconds = secondsSince(start);
     start = Clock::now();
-    const TurnContext context{m_template, m_tools, *m_grammar, m_trie, m_block};
+    const CallFormat format = needleCallFormat();
+    const TurnContext context{m_template, m_tools, *m_grammar, m_trie, m_block, format};
     ToolResponse response = generateAssistantTurn(*m_session, logits, context, options, onStep);
     m_lastTurn.decodeSeconds = secondsSince(start);
     m_lastTurn.assistantTokens = static_cast<int>(response.tokens.size());

@@ -4,22 +4,81 @@
 
 namespace sinkscope {
 
+std::optional<int32_t> specialMarkerToken(const Tokenizer& tokenizer, std::string_view text) {
+    if (text.empty()) return std::nullopt;
+    const std::optional<int32_t> id = tokenizer.findToken(text);
+    if (!id) return std::nullopt;
+    const TokenType type = tokenizer.type(*id);
+    if (type != TokenType::Control && type != TokenType::UserDefined) return std::nullopt;
+    return id;
+}
+
+CallMarkerTokens callMarkerTokens(const Tokenizer& tokenizer, const CallFormat& format) {
+    return {specialMarkerToken(tokenizer, format.open),
+            specialMarkerToken(tokenizer, format.close)};
+}
+
+CallGrammarOptions callGrammarOptions(const CallFormat& format, const CallMarkerTokens& markers) {
+    CallGrammarOptions options;
+    options.format = format;
+    options.leadingSpace = format.syntax == CallSyntax::JsonList;
+    if (format.syntax == CallSyntax::BareObject) return options;
+    if (!markers.close) options.terminator = format.close;
+    if (format.syntax == CallSyntax::TaggedObjects && !markers.open)
+        options.reopening = format.open;
+    return options;
+}
+
 CallDecoder::CallDecoder(const CallGrammar& grammar, const TokenTrie& trie,
                          std::optional<int32_t> terminatorToken)
-    : m_trie(trie), m_terminatorToken(terminatorToken), m_matcher(grammar),
+    : CallDecoder(grammar, trie, CallMarkerTokens{std::nullopt, terminatorToken}, {}) {}
+
+CallDecoder::CallDecoder(const CallGrammar& grammar, const TokenTrie& trie,
+                         const CallMarkerTokens& markers, std::vector<int32_t> endTokens)
+    : m_trie(trie), m_format(grammar.format()),
+      m_terminatorToken(grammar.format().syntax == CallSyntax::JsonList ? markers.close
+                                                                        : std::nullopt),
+      m_markers(markers), m_endTokens(std::move(endTokens)), m_matcher(grammar),
       m_levels(static_cast<size_t>(trie.maxTokenBytes()) + 1, m_matcher) {}
 
 int CallDecoder::allowedTokens(std::span<uint8_t> allowed) {
     std::fill(allowed.begin(), allowed.end(), 0);
     if (isComplete()) return 0;
-    if (m_matcher.isComplete()) { // only the terminator token is left
+    if (closeTokenDue()) { // only the terminator token is left
         allowed[static_cast<size_t>(*m_terminatorToken)] = 1;
         return 1;
     }
-    if (m_wrappingUp)
-        return allowPrefixesOf(std::string_view(m_wrapUpText).substr(m_wrapUpDone), allowed);
+    if (m_wrappingUp) {
+        const std::string_view rest = std::string_view(m_wrapUpText).substr(m_wrapUpDone);
+        // the completion written, what is left is a marker token (a stop is complete)
+        return rest.empty() ? allowMarkersAndEnds(allowed) : allowPrefixesOf(rest, allowed);
+    }
     const int64_t room = m_matcher.plainStringRoom();
-    return room >= 0 ? allowInStringBody(room, allowed) : allowByTrieWalk(allowed);
+    const int count = room >= 0 ? allowInStringBody(room, allowed) : allowByTrieWalk(allowed);
+    return count + allowMarkersAndEnds(allowed);
+}
+
+int CallDecoder::allowMarkersAndEnds(std::span<uint8_t> allowed) const {
+    int count = 0;
+    const auto allow = [&](int32_t id) {
+        if (id < 0 || id >= m_trie.vocabularySize() || allowed[static_cast<size_t>(id)]) return;
+        allowed[static_cast<size_t>(id)] = 1;
+        ++count;
+    };
+    if (m_markers.open && m_matcher.awaits(CallMarker::Open)) allow(*m_markers.open);
+    if (m_markers.close && m_matcher.awaits(CallMarker::Close)) allow(*m_markers.close);
+    if (m_matcher.mayStop() && !m_matcher.isComplete())
+        for (const int32_t id : m_endTokens)
+            allow(id);
+    return count;
+}
+
+bool CallDecoder::closeTokenDue() const {
+    return m_terminatorToken && !m_terminated && m_matcher.isComplete();
+}
+
+bool CallDecoder::isEndToken(int32_t token) const {
+    return std::ranges::find(m_endTokens, token) != m_endTokens.end();
 }
 
 int CallDecoder::allowInStringBody(int64_t room, std::span<uint8_t> allowed) const {
@@ -97,6 +156,24 @@ bool CallDecoder::accept(int32_t token) {
         m_terminated = true;
         return true;
     }
+    const bool completionWritten = !m_wrappingUp || m_wrapUpDone == m_wrapUpText.size();
+    for (const CallMarker marker : {CallMarker::Open, CallMarker::Close}) {
+        const std::optional<int32_t> id =
+            marker == CallMarker::Open ? m_markers.open : m_markers.close;
+        if (!id || token != *id) continue;
+        if (!completionWritten || !m_matcher.acceptMarker(marker)) return false;
+        m_text += marker == CallMarker::Open ? m_format.open : m_format.close;
+        if (m_wrappingUp) {
+            m_wrapUpText = m_matcher.completion();
+            m_wrapUpDone = 0;
+        }
+        return true;
+    }
+    if (isEndToken(token)) {
+        if (!m_matcher.mayStop() || m_matcher.isComplete()) return false;
+        m_endToken = token;
+        return true;
+    }
     const std::string& bytes = m_trie.bytes(token);
     if (bytes.empty()) return false;
     if (m_wrappingUp && std::string_view(m_wrapUpText).substr(m_wrapUpDone, bytes.size()) != bytes)
@@ -115,14 +192,27 @@ void CallDecoder::wrapUp() {
 }
 
 int CallDecoder::tokensToFinish() const {
-    const size_t bytes =
-        m_wrappingUp ? m_wrapUpText.size() - m_wrapUpDone : m_matcher.completion().size();
+    CallMatcher matcher = m_matcher;
+    std::string bytes = m_wrappingUp ? m_wrapUpText.substr(m_wrapUpDone) : matcher.completion();
+    size_t tokens = 0;
+    for (;;) { // at most a close and an open marker on the way (TaggedObjects)
+        tokens += bytes.size();
+        matcher.acceptBytes(bytes);
+        const CallMarker due =
+            matcher.awaits(CallMarker::Open) ? CallMarker::Open : CallMarker::Close;
+        if (!matcher.acceptMarker(due)) break;
+        ++tokens;
+        bytes = matcher.completion();
+    }
     const bool terminatorDue = m_terminatorToken && !m_terminated;
-    return static_cast<int>(bytes) + (terminatorDue ? 1 : 0);
+    return static_cast<int>(tokens) + (terminatorDue ? 1 : 0);
 }
 
 bool CallDecoder::isComplete() const {
-    return m_terminatorToken ? m_terminated : m_matcher.isComplete();
+    if (m_endToken) return true;
+    if (m_terminatorToken) return m_terminated;
+    if (m_matcher.isComplete()) return true;
+    return m_matcher.mayStop() && (m_wrappingUp || m_endTokens.empty());
 }
 
 } // namespace sinkscope

@@ -1,6 +1,9 @@
 #include "tools/call_grammar.h"
 
+#include "tools/json_text.h"
+
 #include <algorithm>
+#include <numeric>
 
 namespace sinkscope {
 
@@ -8,29 +11,32 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string compactJson(const Json& value) {
-    return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 } // namespace
 
 CallGrammar::CallGrammar(const ToolSet& tools, const CallGrammarOptions& options)
-    : m_options(options), m_toolCount(static_cast<int>(tools.tools.size())) {
+    : m_options(options), m_toolCount(static_cast<int>(tools.tools.size())),
+      m_blockClosing("\n" + options.terminator), m_blockReopening("\n" + options.reopening) {
+    const CallFormat& format = options.format;
     GrammarRule call;
     call.kind = RuleKind::Call;
     std::vector<std::string> headers;
     std::vector<int> tags;
+    const std::string separator = format.spaced ? ", " : ",";
+    const std::string colon = format.spaced ? ": " : ":";
     for (size_t i = 0; i < tools.tools.size(); ++i) {
         const ToolSchema& tool = tools.tools[i];
-        headers.push_back("{\"name\":" + compactJson(tool.name) + ",\"arguments\":");
+        headers.push_back("{\"name\"" + colon + jsonText(tool.name, false) + separator +
+                          jsonText(format.argumentsKey, false) + colon);
         tags.push_back(static_cast<int>(i));
         call.toolArguments.push_back(compileObject(tool.parameters.properties));
     }
     call.choice = addChoice(std::move(headers), std::move(tags));
+    m_callRule = addRule(std::move(call));
     GrammarRule calls;
     calls.kind = RuleKind::Array;
-    calls.item = addRule(std::move(call));
+    calls.item = m_callRule;
     calls.minItems = 1;
+    if (format.maxCalls > 0) calls.maxItems = format.maxCalls;
     m_callsRule = addRule(std::move(calls));
 }
 
@@ -40,7 +46,7 @@ int CallGrammar::compileValue(const ValueSchema& schema) {
     if (!allowed.empty() || schema.type == ValueType::Boolean) {
         std::vector<std::string> texts;
         for (const Json& value : allowed)
-            texts.push_back(compactJson(value));
+            texts.push_back(jsonText(value, m_options.format.spaced));
         if (allowed.empty()) texts = {"false", "true"};
         rule.kind = RuleKind::Choice;
         rule.choice = addChoice(texts, std::vector<int>(texts.size(), -1));
@@ -86,12 +92,15 @@ int CallGrammar::compileObject(const std::vector<PropertySchema>& properties) {
     // At property i the next key may be any from i up to the first required one: the ones
     // between are optional and skipped.
     rule.keyChoices.assign(2 * (static_cast<size_t>(count) + 1), -1);
+    const std::string separator = m_options.format.spaced ? ", " : ",";
+    const std::string colon = m_options.format.spaced ? ": " : ":";
     for (int i = 0; i < count; ++i) {
         for (const bool afterFirst : {false, true}) {
             std::vector<std::string> texts;
             std::vector<int> tags;
             for (int j = i; j <= std::min(rule.firstRequiredAt[i], count - 1); ++j) {
-                texts.push_back((afterFirst ? "," : "") + compactJson(properties[j].name) + ":");
+                texts.push_back((afterFirst ? separator : "") +
+                                jsonText(properties[j].name, false) + colon);
                 tags.push_back(j);
             }
             rule.keyChoices[2 * i + (afterFirst ? 1 : 0)] =

@@ -1,19 +1,30 @@
 // The active tool schemas compiled into a grammar over bytes (call_matcher.h matches text against
-// it).
+// it), for one call format (call_format.h).
 //
-// The language is compact JSON (no whitespace) of this shape:
-//   [" "] "[" call ("," call)* "]" terminator
+// A call is, compact (Needle):
 //   call      = "{\"name\":" NAME ",\"arguments\":" ARGS(NAME) "}"
+// or spaced as json.dumps writes it (", " and ": " between items, as Hugging Face's tojson):
+//   call      = "{\"name\": " NAME ", \"arguments\": " ARGS(NAME) "}"
+// with the format's key for the arguments ("parameters" for Llama-3). The reply is framed by the
+// format's syntax; the open marker that starts a call is read by the caller, not the grammar:
+//   JsonList:      [" "] "[" call (SEP call)* "]" terminator            SEP "," or ", "
+//   TaggedObjects: "\n" call "\n" terminator [CLOSE] ("\n" reopening [OPEN] "\n" call "\n"
+//                  terminator [CLOSE])*        (the reply may stop after any block)
+//   BareObject:    call
+// `terminator` is the close marker's text where it is not a token of its own ("" where it is:
+// JsonList then ends at ']', and TaggedObjects waits for the CLOSE token); `reopening` the open
+// marker's text where it is not a token (TaggedObjects then waits for the OPEN token). maxCalls
+// bounds the calls.
 // NAME is one of the declared names; ARGS is an object of that tool's declared properties, in
 // declared order, optional ones skippable, required ones present; each value is of its declared
 // type: strings (minLength/maxLength in characters, valid UTF-8, JSON escapes, \u escapes other
 // than surrogates), integers and numbers as numeric_range.h writes them (bounds respected on its
 // grid), booleans, arrays (items, minItems/maxItems), nested objects; enum and const values are
-// written as their compact JSON literals. The optional leading space lets a SentencePiece model
-// write "▁[" after <tool_call>. `terminator` is the text that ends a call when </tool_call> is
-// not a token of its own ("" when it is).
+// written as their JSON literals (spaced or compact). The optional leading space lets a
+// SentencePiece model write "▁[" after <tool_call>.
 #pragma once
 
+#include "tools/call_format.h"
 #include "tools/numeric_range.h"
 #include "tools/tool_schema.h"
 
@@ -25,8 +36,11 @@
 namespace sinkscope {
 
 struct CallGrammarOptions {
-    std::string terminator;   // bytes after the closing ']' ("" when the end is a token)
-    bool leadingSpace = true; // one optional space before '['
+    std::string terminator;   // the close marker's text where it is text ("" where it is a token)
+    bool leadingSpace = true; // JsonList: one optional space before '['
+    CallFormat format = needleCallFormat(); // syntax, key, spacing, maxCalls
+    std::string reopening; // TaggedObjects: the open marker's text where it is text ("" where a
+                           // token)
 };
 
 enum class RuleKind : uint8_t { String, Integer, Number, Choice, Array, Object, Call };
@@ -63,7 +77,13 @@ public:
     const CallGrammarOptions& options() const { return m_options; }
     const std::vector<GrammarRule>& rules() const { return m_rules; }
     const std::vector<LiteralChoice>& choices() const { return m_choices; }
-    int callsRule() const { return m_callsRule; } // the top-level array of calls
+    const CallFormat& format() const { return m_options.format; }
+    int callsRule() const { return m_callsRule; } // JsonList: the array of calls
+    int callRule() const { return m_callRule; }   // one call
+    // TaggedObjects: the bytes that close a block ("\n" + terminator) and that open the next
+    // ("\n" + reopening).
+    const std::string& blockClosing() const { return m_blockClosing; }
+    const std::string& blockReopening() const { return m_blockReopening; }
     int toolCount() const { return m_toolCount; }
 
 private:
@@ -76,7 +96,10 @@ private:
     std::vector<GrammarRule> m_rules;
     std::vector<LiteralChoice> m_choices;
     int m_callsRule = -1;
+    int m_callRule = -1;
     int m_toolCount = 0;
+    std::string m_blockClosing;
+    std::string m_blockReopening;
 };
 
 } // namespace sinkscope

@@ -1,6 +1,6 @@
 #include "tools/call_matcher.h"
 
-#include "text/utf8.h"
+#include "tools/call_matcher_states.h"
 
 #include <algorithm>
 #include <numeric>
@@ -8,64 +8,18 @@
 
 namespace sinkscope {
 
+using namespace call_matcher_states;
+
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-constexpr uint8_t kFinished = 255; // any frame: its value is complete and closed
-
-enum RootState : uint8_t { kRootStart, kRootAfterSpace, kRootInArray, kRootTerminator };
-enum ArrayState : uint8_t {
-    kArrayOpen,
-    kArrayAfterOpen,
-    kArrayItemPending,
-    kArrayAfterItem,
-    kArrayAfterComma
-};
-enum ObjectState : uint8_t {
-    kObjectOpen,
-    kObjectExpectKey,
-    kObjectKeyPending,
-    kObjectValuePending
-};
-enum CallState : uint8_t { kCallFresh, kCallHeaderPending, kCallArgumentsPending, kCallClose };
-enum StringState : uint8_t { kStringOpen, kStringBody, kStringEscape, kStringUnicode, kStringUtf8 };
-enum NumberState : uint8_t { kNumberStart, kNumberSign, kNumberInt, kNumberDot, kNumberFraction };
-
-constexpr int64_t kPow10[] = {1,
-                              10,
-                              100,
-                              1'000,
-                              10'000,
-                              100'000,
-                              1'000'000,
-                              10'000'000,
-                              100'000'000,
-                              1'000'000'000,
-                              10'000'000'000,
-                              100'000'000'000,
-                              1'000'000'000'000,
-                              10'000'000'000'000,
-                              100'000'000'000'000,
-                              1'000'000'000'000'000,
-                              10'000'000'000'000'000,
-                              100'000'000'000'000'000,
-                              1'000'000'000'000'000'000};
-
 constexpr int kCompletionLimit = 1 << 20; // bytes; a completion is far shorter
-
-bool isDigit(uint8_t byte) {
-    return byte >= '0' && byte <= '9';
-}
-
-bool isHexDigit(uint8_t byte) {
-    return isDigit(byte) || (byte >= 'a' && byte <= 'f') || (byte >= 'A' && byte <= 'F');
-}
 
 } // namespace
 
 CallMatcher::CallMatcher(const CallGrammar& grammar) : m_grammar(&grammar) {
-    push(Frame{});
+    Frame root;
+    if (grammar.format().syntax == CallSyntax::TaggedObjects) root.state = kBlockOpening;
+    push(root);
 }
 
 CallMatcher& CallMatcher::operator=(const CallMatcher& other) {
@@ -129,8 +83,21 @@ void CallMatcher::popAndNotify() {
     };
     switch (parent.kind) {
     case FrameKind::Root:
-        parent.state =
-            m_grammar->options().terminator.empty() ? kFinished : uint8_t{kRootTerminator};
+        switch (m_grammar->format().syntax) {
+        case CallSyntax::JsonList:
+            parent.state =
+                m_grammar->options().terminator.empty() ? kFinished : uint8_t{kRootTerminator};
+            break;
+        case CallSyntax::TaggedObjects:
+            ++m_callsDone;
+            parent.state = kBlockClosing;
+            parent.count = 0;
+            break;
+        case CallSyntax::BareObject:
+            ++m_callsDone;
+            parent.state = kFinished;
+            break;
+        }
         break;
     case FrameKind::Array:
         if (child.kind == FrameKind::Call) ++m_callsDone;
@@ -174,24 +141,6 @@ bool CallMatcher::isFinished(const Frame& frame) const {
     return frame.kind == FrameKind::Choice && frame.high - frame.low == 1 && canEnd(frame);
 }
 
-bool CallMatcher::canEnd(const Frame& frame) const {
-    if (frame.kind == FrameKind::Choice) {
-        const LiteralChoice& choice = m_grammar->choices()[static_cast<size_t>(frame.rule)];
-        return frame.low < frame.high &&
-               static_cast<int64_t>(choice.texts[static_cast<size_t>(frame.low)].size()) ==
-                   frame.count;
-    }
-    if (frame.kind != FrameKind::Integer && frame.kind != FrameKind::Number) return false;
-    if (frame.state != kNumberInt && frame.state != kNumberFraction) return false;
-    const bool isNumber = frame.kind == FrameKind::Number;
-    int64_t magnitude = frame.value * (isNumber ? kMillionthsPerUnit : 1);
-    if (frame.state == kNumberFraction)
-        magnitude += frame.fraction * kPow10[kMaxNumberFractionDigits - frame.fractionDigits];
-    if (frame.flag && magnitude == 0) return false; // "-0" is 0 written oddly: not written
-    return m_grammar->rules()[static_cast<size_t>(frame.rule)].range.contains(
-        frame.flag ? -magnitude : magnitude);
-}
-
 bool CallMatcher::accept(uint8_t byte) {
     for (;;) {
         Frame& frame = top();
@@ -214,8 +163,36 @@ bool CallMatcher::acceptBytes(std::string_view bytes) {
     return true;
 }
 
+bool CallMatcher::acceptMarker(CallMarker marker) {
+    if (!awaits(marker)) return false;
+    Frame& root = m_frames[0];
+    if (marker == CallMarker::Close) {
+        afterBlock(root);
+    } else {
+        root.state = kBlockOpening;
+        root.count = 0;
+    }
+    return true;
+}
+
+bool CallMatcher::awaits(CallMarker marker) const {
+    return m_depth == 1 &&
+           m_frames[0].state == (marker == CallMarker::Close ? kBlockCloseToken : kBlockOpenToken);
+}
+
 bool CallMatcher::isComplete() const {
     return m_depth == 1 && m_frames[0].state == kFinished;
+}
+
+bool CallMatcher::mayStop() const {
+    return isComplete() ||
+           (m_depth == 1 && m_frames[0].state == kBlockReopening && m_frames[0].count == 0);
+}
+
+void CallMatcher::afterBlock(Frame& root) const {
+    const int maxCalls = m_grammar->format().maxCalls;
+    root.state = maxCalls > 0 && m_callsDone >= maxCalls ? kFinished : uint8_t{kBlockReopening};
+    root.count = 0;
 }
 
 int64_t CallMatcher::plainStringRoom() const {
@@ -247,6 +224,13 @@ CallMatcher::Step CallMatcher::step(Frame& frame, uint8_t byte) {
 
 CallMatcher::Step CallMatcher::stepRoot(Frame& frame, uint8_t byte) {
     const CallGrammarOptions& options = m_grammar->options();
+    if (options.format.syntax == CallSyntax::TaggedObjects) return stepBlocks(frame, byte);
+    if (options.format.syntax == CallSyntax::BareObject) {
+        if (frame.state != kRootStart) return Step::Rejected;
+        frame.state = kBareInCall;
+        push(freshFrame(m_grammar->callRule()));
+        return Step::Descended;
+    }
     switch (frame.state) {
     case kRootStart:
     case kRootAfterSpace:
@@ -269,6 +253,41 @@ CallMatcher::Step CallMatcher::stepRoot(Frame& frame, uint8_t byte) {
     }
 }
 
+// TaggedObjects: the literal bytes around each call; the calls themselves are children.
+CallMatcher::Step CallMatcher::stepBlocks(Frame& frame, uint8_t byte) {
+    std::string_view literal;
+    switch (frame.state) {
+    case kBlockOpening:
+        literal = "\n";
+        break;
+    case kBlockClosing:
+        literal = m_grammar->blockClosing();
+        break;
+    case kBlockReopening:
+        literal = m_grammar->blockReopening();
+        break;
+    default:
+        return Step::Rejected;
+    }
+    if (byte != static_cast<uint8_t>(literal[static_cast<size_t>(frame.count)]))
+        return Step::Rejected;
+    if (++frame.count < static_cast<int64_t>(literal.size())) return Step::Accepted;
+    const CallGrammarOptions& options = m_grammar->options();
+    frame.count = 0;
+    if (frame.state == kBlockOpening) {
+        frame.state = kBlockInCall;
+        push(freshFrame(m_grammar->callRule()));
+    } else if (frame.state == kBlockClosing) {
+        if (options.terminator.empty())
+            frame.state = kBlockCloseToken;
+        else
+            afterBlock(frame);
+    } else {
+        frame.state = options.reopening.empty() ? uint8_t{kBlockOpenToken} : uint8_t{kBlockOpening};
+    }
+    return Step::Accepted;
+}
+
 CallMatcher::Step CallMatcher::stepArray(Frame& frame, uint8_t byte) {
     const GrammarRule& rule = m_grammar->rules()[static_cast<size_t>(frame.rule)];
     switch (frame.state) {
@@ -285,7 +304,8 @@ CallMatcher::Step CallMatcher::stepArray(Frame& frame, uint8_t byte) {
         break;
     case kArrayAfterItem:
         if (byte == ',' && frame.count < rule.maxItems) {
-            frame.state = kArrayAfterComma;
+            frame.state = m_grammar->format().spaced ? uint8_t{kArrayAfterCommaSpace}
+                                                     : uint8_t{kArrayAfterComma};
             return Step::Accepted;
         }
         if (byte == ']' && frame.count >= rule.minItems) {
@@ -293,6 +313,10 @@ CallMatcher::Step CallMatcher::stepArray(Frame& frame, uint8_t byte) {
             return Step::Accepted;
         }
         return Step::Rejected;
+    case kArrayAfterCommaSpace:
+        if (byte != ' ') return Step::Rejected;
+        frame.state = kArrayAfterComma;
+        return Step::Accepted;
     case kArrayAfterComma:
         break;
     default:
@@ -336,148 +360,6 @@ CallMatcher::Step CallMatcher::stepCall(Frame& frame, uint8_t byte) {
     return Step::Accepted;
 }
 
-CallMatcher::Step CallMatcher::stepString(Frame& frame, uint8_t byte) const {
-    const GrammarRule& rule = m_grammar->rules()[static_cast<size_t>(frame.rule)];
-    const auto startCharacter = [&](uint8_t state) {
-        if (frame.count >= rule.maxChars) return Step::Rejected;
-        ++frame.count;
-        frame.state = state;
-        return Step::Accepted;
-    };
-    switch (frame.state) {
-    case kStringOpen:
-        if (byte != '"') return Step::Rejected;
-        frame.state = kStringBody;
-        return Step::Accepted;
-    case kStringBody:
-        if (byte == '"') {
-            if (frame.count < rule.minChars) return Step::Rejected;
-            frame.state = kFinished;
-            return Step::Accepted;
-        }
-        if (byte == '\\') return startCharacter(kStringEscape);
-        if (byte < 0x20) return Step::Rejected;
-        if (const std::optional<Utf8Lead> lead = utf8Lead(byte)) {
-            if (lead->continuationBytes == 0) return startCharacter(kStringBody);
-            frame.pending = lead->continuationBytes;
-            frame.low = lead->firstLow;
-            frame.high = lead->firstHigh;
-            return startCharacter(kStringUtf8);
-        }
-        return Step::Rejected;
-    case kStringUtf8:
-        if (byte < frame.low || byte > frame.high) return Step::Rejected;
-        frame.low = 0x80;
-        frame.high = 0xBF;
-        if (--frame.pending == 0) frame.state = kStringBody;
-        return Step::Accepted;
-    case kStringEscape:
-        if (byte == 'u') {
-            frame.state = kStringUnicode;
-            frame.digits = 0;
-            frame.flag = false;
-            return Step::Accepted;
-        }
-        if (std::string_view("\"\\/bfnrt").find(static_cast<char>(byte)) == std::string_view::npos)
-            return Step::Rejected;
-        frame.state = kStringBody;
-        return Step::Accepted;
-    case kStringUnicode:
-        // \uD800-\uDFFF would need a pair: not written.
-        if (!isHexDigit(byte) || (frame.digits == 1 && frame.flag && !(byte >= '0' && byte <= '7')))
-            return Step::Rejected;
-        if (frame.digits == 0) frame.flag = byte == 'd' || byte == 'D';
-        if (++frame.digits == 4) frame.state = kStringBody;
-        return Step::Accepted;
-    default:
-        return Step::Rejected;
-    }
-}
-
-CallMatcher::Step CallMatcher::stepNumber(Frame& frame, uint8_t byte) const {
-    const bool isNumber = frame.kind == FrameKind::Number;
-    const int maxDigits = isNumber ? kMaxNumberIntegerDigits : kMaxIntegerDigits;
-    const int digit = byte - '0';
-    Frame next = frame;
-    switch (frame.state) {
-    case kNumberStart:
-    case kNumberSign:
-        if (byte == '-' && frame.state == kNumberStart) {
-            next.flag = true;
-            next.state = kNumberSign;
-        } else if (isDigit(byte)) {
-            next.state = kNumberInt;
-            next.digits = 1;
-            next.value = digit;
-        } else {
-            return Step::Rejected;
-        }
-        break;
-    case kNumberInt:
-        if (byte == '.' && isNumber) {
-            next.state = kNumberDot;
-        } else if (isDigit(byte) && frame.value != 0 && frame.digits < maxDigits) {
-            next.value = frame.value * 10 + digit;
-            ++next.digits;
-        } else {
-            return Step::Rejected; // a leading zero takes no digit after it
-        }
-        break;
-    case kNumberDot:
-    case kNumberFraction:
-        if (!isDigit(byte) || frame.fractionDigits == kMaxNumberFractionDigits)
-            return Step::Rejected;
-        next.state = kNumberFraction;
-        next.fraction = frame.fraction * 10 + digit;
-        ++next.fractionDigits;
-        break;
-    default:
-        return Step::Rejected;
-    }
-    if (!numberFeasible(next)) return Step::Rejected;
-    frame = next;
-    return Step::Accepted;
-}
-
-// Whether some continuation of the digits so far ends inside the rule's range: the values a
-// prefix can still reach are, in magnitude, a union of intervals (one per count of further
-// integer digits), each checked against the range.
-bool CallMatcher::numberFeasible(const Frame& frame) const {
-    const GridRange& range = m_grammar->rules()[static_cast<size_t>(frame.rule)].range;
-    const bool isNumber = frame.kind == FrameKind::Number;
-    const int64_t scale = isNumber ? kMillionthsPerUnit : 1;
-    const int maxDigits = isNumber ? kMaxNumberIntegerDigits : kMaxIntegerDigits;
-    const auto reaches = [&](int64_t lowMagnitude, int64_t highMagnitude) {
-        if (frame.flag) lowMagnitude = std::max<int64_t>(lowMagnitude, 1); // no "-0"
-        if (lowMagnitude > highMagnitude) return false;
-        const int64_t low = frame.flag ? -highMagnitude : lowMagnitude;
-        const int64_t high = frame.flag ? -lowMagnitude : highMagnitude;
-        return low <= range.hi && range.lo <= high;
-    };
-    switch (frame.state) {
-    case kNumberStart:
-        return !range.empty();
-    case kNumberSign:
-        return reaches(0, kPow10[maxDigits] * scale - 1);
-    case kNumberInt:
-        if (frame.value == 0) return reaches(0, scale - 1); // "0", or "0." and decimals
-        for (int more = 0; frame.digits + more <= maxDigits; ++more) {
-            const int64_t unit = kPow10[more] * scale;
-            if (reaches(frame.value * unit, (frame.value + 1) * unit - 1)) return true;
-        }
-        return false;
-    case kNumberDot:
-        return reaches(frame.value * scale, (frame.value + 1) * scale - 1);
-    case kNumberFraction: {
-        const int64_t unit = kPow10[kMaxNumberFractionDigits - frame.fractionDigits];
-        const int64_t base = frame.value * scale + frame.fraction * unit;
-        return reaches(base, base + unit - 1);
-    }
-    default:
-        return false;
-    }
-}
-
 CallMatcher::Step CallMatcher::stepChoice(Frame& frame, uint8_t byte) const {
     const std::vector<std::string>& texts =
         m_grammar->choices()[static_cast<size_t>(frame.rule)].texts;
@@ -506,14 +388,27 @@ CallMatcher::Preference CallMatcher::preferred(const Frame& frame) const {
     const auto firstByteOf = [&](const Frame& fresh) { return preferred(fresh); };
     switch (frame.kind) {
     case FrameKind::Root:
-        if (frame.state == kRootTerminator)
+        switch (frame.state) {
+        case kRootTerminator:
             return byte(m_grammar->options().terminator[static_cast<size_t>(frame.count)]);
+        case kBlockOpening:
+            return byte('\n');
+        case kBlockClosing:
+            return byte(m_grammar->blockClosing()[static_cast<size_t>(frame.count)]);
+        case kBlockReopening:
+            return byte(m_grammar->blockReopening()[static_cast<size_t>(frame.count)]);
+        default:
+            break;
+        }
+        if (m_grammar->format().syntax == CallSyntax::BareObject)
+            return firstByteOf(freshFrame(m_grammar->callRule()));
         return byte('[');
     case FrameKind::Array: {
         const GrammarRule& rule = m_grammar->rules()[static_cast<size_t>(frame.rule)];
         const bool needMore = frame.count < rule.minItems;
         if (frame.state == kArrayOpen) return byte('[');
         if (frame.state == kArrayAfterItem) return byte(needMore ? ',' : ']');
+        if (frame.state == kArrayAfterCommaSpace) return byte(' ');
         if (frame.state == kArrayAfterComma || needMore) return firstByteOf(freshFrame(rule.item));
         return byte(']');
     }
@@ -571,7 +466,8 @@ CallMatcher::Preference CallMatcher::preferred(const Frame& frame) const {
 std::string CallMatcher::completion() const {
     CallMatcher matcher = *this;
     std::string bytes;
-    while (!matcher.isComplete()) {
+    while (!matcher.mayStop() && !matcher.awaits(CallMarker::Open) &&
+           !matcher.awaits(CallMarker::Close)) {
         if (bytes.size() > kCompletionLimit) throw std::logic_error("call completion does not end");
         const Preference next = matcher.preferred(matcher.top());
         if (next.end) {

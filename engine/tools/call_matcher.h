@@ -1,6 +1,6 @@
-// An incremental matcher for a CallGrammar (call_grammar.h): fed bytes one at a time, it says
-// whether each keeps the text inside the grammar, whether the calls are complete, and the
-// shortest completion.
+// An incremental matcher for a CallGrammar (call_grammar.h): fed bytes one at a time (and, where
+// the grammar has marker tokens, those markers), it says whether each keeps the text inside the
+// grammar, whether the calls are complete, and the shortest completion.
 //
 // It is a pushdown automaton over a fixed array of frames (one per open value), so that copying
 // it (the masker copies one per trie level) costs a few hundred bytes.
@@ -15,6 +15,9 @@
 
 namespace sinkscope {
 
+// A call marker written as one token of its own (TaggedObjects: between blocks).
+enum class CallMarker { Open, Close };
+
 class CallMatcher {
 public:
     static constexpr int kMaxFrames = 24; // schema depth is at most 6 (tool_schema.cpp)
@@ -28,12 +31,20 @@ public:
     bool accept(uint8_t byte);
     // Feeds bytes all or nothing: unchanged when false.
     bool acceptBytes(std::string_view bytes);
-    // The whole call, terminator included, has been read.
+    // Feeds a marker token; false (and nothing changes) when it is not due (awaits()).
+    bool acceptMarker(CallMarker marker);
+    // The grammar's next symbol is this marker token (and no byte can come).
+    bool awaits(CallMarker marker) const;
+    // The whole reply has been read, terminator included: nothing more may come.
     bool isComplete() const;
-    // The index of the call being written; the number of calls once the array is closed.
+    // The reply may stop here: complete, or (TaggedObjects) after a block, where another block
+    // may also follow.
+    bool mayStop() const;
+    // The index of the call being written; the number of calls once it is closed.
     int callIndex() const { return m_callsDone; }
-    // A short continuation that completes the call: the caller wraps a call up with it when the
-    // token budget runs out. Empty when complete.
+    // The shortest bytes that lead to where the reply may stop, or to a marker token that is due
+    // (the caller feeds it, then asks again): the caller wraps a call up with them when the token
+    // budget runs out. Empty there.
     std::string completion() const;
     // When the next byte is inside a string's body (no escape or UTF-8 sequence open): how many
     // more characters it may take. -1 otherwise. Lets the masker accept plain text tokens by
@@ -83,6 +94,8 @@ private:
     bool isFinished(const Frame& frame) const;
     Step step(Frame& frame, uint8_t byte);
     Step stepRoot(Frame& frame, uint8_t byte);
+    Step stepBlocks(Frame& frame, uint8_t byte);
+    void afterBlock(Frame& root) const;
     Step stepArray(Frame& frame, uint8_t byte);
     Step stepObject(Frame& frame, uint8_t byte);
     Step stepCall(Frame& frame, uint8_t byte);

@@ -1,6 +1,8 @@
-// Tool calls as the model writes them, `[{"name": "set_light", "arguments": {"room": "hall"}}]`,
-// parsed and validated against the declared tools; and the response of one assistant turn in
-// Needle's shape:
+// Tool calls as the model writes them in its format (call_format.h), e.g. Needle's
+// `<tool_call>[{"name":"set_light","arguments":{"room":"hall"}}]</tool_call>`, Qwen's
+// `<tool_call>\n{"name": "set_light", "arguments": {"room": "hall"}}\n</tool_call>`, Llama-3's
+// `{"name": "set_light", "parameters": {"room": "hall"}}`: written, parsed and validated against
+// the declared tools; and the response of one assistant turn in Needle's shape:
 //   {"type": "call" | "text", "function_calls": [{"name", "arguments"}], "text",
 //    "confidence", "prefill_tokens_per_s", "decode_tokens_per_s", "error",
 //    "attribution": [{"set_light": 0.46, "lock_door": 0.12, "other": 0.42}, ...]}
@@ -18,6 +20,7 @@
 // chat markers around the tools, and the window). The shares of one call sum to 1.
 #pragma once
 
+#include "tools/call_format.h"
 #include "tools/tool_schema.h"
 
 #include <nlohmann/json.hpp>
@@ -34,8 +37,17 @@ struct FunctionCall {
     nlohmann::ordered_json arguments = nlohmann::ordered_json::object();
 };
 
-// `[{"name":...,"arguments":{...}},...]`, compact, as the chat template renders a call.
+// `[{"name":...,"arguments":{...}},...]`, compact, as Needle's template renders a call:
+// callsBody(calls, needleCallFormat()).
 std::string callsJson(std::span<const FunctionCall> calls);
+// The calls as the format's template renders them, markers included: JsonList
+// open "[" call (", "|",") ... "]" close; TaggedObjects open "\n" call "\n" close per call,
+// "\n" between; BareObject the call's object (the template writes only one: more are written one
+// after another, which parseCalls rejects).
+std::string callsText(std::span<const FunctionCall> calls, const CallFormat& format);
+// The same without the first open marker and the last close marker: what a model writes after
+// it opened a call (ToolResponse::callText).
+std::string callsBody(std::span<const FunctionCall> calls, const CallFormat& format);
 
 struct CallsParseResult {
     std::vector<FunctionCall> calls; // every well-shaped call, even one whose arguments are wrong
@@ -43,8 +55,19 @@ struct CallsParseResult {
     bool ok() const { return errors.empty(); }
 };
 
-// Parses a JSON array of calls and validates each against the tool of its name. Pure.
+// Parses Needle's JSON array of calls and validates each against the tool of its name. Pure.
 CallsParseResult parseCalls(std::string_view json, const ToolSet& tools);
+// Parses a body (callsBody()'s shape) in the format and validates each call. The JSON may be
+// spaced in any way; the framing must be the format's: a JSON array (JsonList), blocks split by
+// "\n" close "\n" open, each one JSON object (TaggedObjects), one JSON object (BareObject); a call
+// has exactly "name" and the format's argumentsKey; at most maxCalls calls. Errors point into the
+// array ("/1/arguments/x"), at the block ("/1/arguments/x": block 1) or into the object
+// ("/parameters/x"). Pure.
+CallsParseResult parseCalls(std::string_view body, const ToolSet& tools, const CallFormat& format);
+// The same for callsText()'s shape: the open and close markers must be there (TaggedObjects:
+// around the first and after the last block).
+CallsParseResult parseCallsText(std::string_view text, const ToolSet& tools,
+                                const CallFormat& format);
 
 struct ToolShare {
     std::string tool;
@@ -72,7 +95,8 @@ struct ToolResponse {
     std::vector<CallAttribution> attribution; // one per function call; empty when not measured
 
     // What the GUI and benchmarks may also want.
-    std::string callText;        // the bytes between the call markers
+    std::string callText; // the bytes between the first open and the last close marker (all of
+                          // the reply for BareObject): parseCalls(callText, tools, format)
     std::vector<int32_t> tokens; // the assistant turn's tokens as fed (forced ones included)
     int callTokens = 0;          // tokens inside the call, </tool_call> included
     bool constrained = false;

@@ -1,9 +1,12 @@
 // The input of the tool-call fuzz targets: a JSON array of tool schemas, one 0 byte, then the
-// text a model wrote for the call. Seeds pair each shipped preset with calls for it.
+// text a model wrote for the call. Seeds pair each shipped preset with calls for it. The targets
+// read that text in every call format.
 #pragma once
 
+#include "tools/call_format.h"
 #include "tools/tool_schema.h"
 
+#include <array>
 #include <optional>
 #include <string_view>
 
@@ -21,6 +24,14 @@ inline std::optional<ToolCallInput> readToolCallInput(std::string_view bytes) {
     ToolsParseResult parsed = parseTools(bytes.substr(0, separator));
     if (!parsed.tools) return std::nullopt;
     return ToolCallInput{std::move(*parsed.tools), bytes.substr(separator + 1)};
+}
+
+// Needle's and the reference templates' formats, and Qwen's with one call at most.
+inline std::array<CallFormat, 5> callFormats() {
+    CallFormat singleBlock = qwenCallFormat();
+    singleBlock.maxCalls = 1;
+    return {needleCallFormat(), smolLmCallFormat(), qwenCallFormat(), llama3CallFormat(),
+            singleBlock};
 }
 
 } // namespace sinkscope::fuzz

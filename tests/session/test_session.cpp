@@ -2,8 +2,8 @@
 // slots attention reads are exactly {k : keep(q, k)}, and memory never grows.
 #include "gguf/gguf.h"
 #include "memory/mask.h"
-#include "session/session.h"
 #include "model/synthetic.h"
+#include "session/session.h"
 
 #include <QtTest>
 
@@ -18,11 +18,9 @@ namespace {
 std::unique_ptr<Model> syntheticModel(const SyntheticSpec& spec = {}) {
     std::string error;
     auto file = GgufFile::fromBytes(syntheticModelBytes(spec), error, "synthetic");
-    if (!file)
-        qFatal("synthetic model: %s", error.c_str());
+    if (!file) qFatal("synthetic model: %s", error.c_str());
     auto model = Model::fromGguf(std::move(file), error);
-    if (!model)
-        qFatal("synthetic model: %s", error.c_str());
+    if (!model) qFatal("synthetic model: %s", error.c_str());
     return model;
 }
 
@@ -54,7 +52,8 @@ private slots:
         QTest::addColumn<int>("window");
         for (int bits : {32, 16, 8})
             for (int pos : {int(PositionMode::Absolute), int(PositionMode::Streaming)})
-                for (int sinks : {int(SinkMode::ToolsAndBos), int(SinkMode::FirstN), int(SinkMode::None)})
+                for (int sinks :
+                     {int(SinkMode::ToolsAndBos), int(SinkMode::FirstN), int(SinkMode::None)})
                     QTest::addRow("bits=%d pos=%d sinks=%d", bits, pos, sinks)
                         << bits << pos << sinks << 8;
         QTest::addRow("window 1") << 8 << 0 << int(SinkMode::FirstN) << 1;
@@ -82,10 +81,8 @@ private slots:
             std::set<int64_t> kept, expected;
             float weightSum = 0;
             for (const SlotView& slot : s.cacheSlots) {
-                if (slot.kind == SlotKind::Sink)
-                    sinkPositions.insert(slot.position);
-                if (slot.kept)
-                    kept.insert(slot.position);
+                if (slot.kind == SlotKind::Sink) sinkPositions.insert(slot.position);
+                if (slot.kept) kept.insert(slot.position);
                 // attention reads exactly the kept slots: no other gets weight, and each kept
                 // one does (an f16 weight may underflow to 0, so kv_bits 16 checks only the first)
                 if ((!slot.kept && slot.attention != 0) ||
@@ -94,11 +91,11 @@ private slots:
                 weightSum += slot.attention;
             }
             for (int64_t k = 0; k <= q; ++k)
-                if (keep(q, k, window, sinkPositions.count(k) > 0))
-                    expected.insert(k);
+                if (keep(q, k, window, sinkPositions.count(k) > 0)) expected.insert(k);
             int64_t sinksSeen = static_cast<int64_t>(sinkPositions.size());
             const int64_t ringTokens = q + 1 - sinksSeen;
-            return kept == expected && std::fabs(weightSum - 1.0f) < (kvBits == 16 ? 5e-3f : 1e-4f) &&
+            return kept == expected &&
+                   std::fabs(weightSum - 1.0f) < (kvBits == 16 ? 5e-3f : 1e-4f) &&
                    s.bytesAllocated == bytes && s.tokensSeen == q + 1 &&
                    s.evictions == std::max<int64_t>(0, ringTokens - window);
         };
@@ -107,14 +104,17 @@ private slots:
         const StepCallback failFast = [&](const StepSnapshot& s) {
             const bool ok = check(s);
             if (!ok)
-                qWarning("invariant broken at position %lld", static_cast<long long>(s.queryPosition));
+                qWarning("invariant broken at position %lld",
+                         static_cast<long long>(s.queryPosition));
             return ok;
         };
         const auto result = session.generate(prompt, 120, sampler, failFast, true);
         QVERIFY(!result.stoppedByCallback);
         QCOMPARE(steps, 125);
         QCOMPARE(session.cache().bytesAllocated(), bytes);
-        const int expectedSinks = sinks == int(SinkMode::ToolsAndBos) ? 1 : sinks == int(SinkMode::FirstN) ? 3 : 0;
+        const int expectedSinks = sinks == int(SinkMode::ToolsAndBos) ? 1
+                                  : sinks == int(SinkMode::FirstN)    ? 3
+                                                                      : 0;
         QCOMPARE(int(sinkPositions.size()), expectedSinks);
     }
 
@@ -214,12 +214,13 @@ private slots:
         Session session(*m_model, SessionOptions{});
         Sampler sampler(SamplerOptions{.greedy = true});
         int calls = 0;
-        const auto result = session.generate(promptOf(*m_model, 3), 50, sampler,
-                                             [&](const StepSnapshot& s) {
-                                                 ++calls;
-                                                 return !s.generated || calls < 6;
-                                             },
-                                             true);
+        const auto result = session.generate(
+            promptOf(*m_model, 3), 50, sampler,
+            [&](const StepSnapshot& s) {
+                ++calls;
+                return !s.generated || calls < 6;
+            },
+            true);
         QVERIFY(result.stoppedByCallback);
         QCOMPARE(int(result.tokens.size()), 3);
         QCOMPARE(calls, 6);

@@ -2,10 +2,10 @@
 // and strings at their edges, completions, the allowed-token masks against a brute-force check of
 // every token, and constrained decoding with random-weight models over every preset and 500
 // seeds, whose calls must all parse and validate and only name declared tools.
+#include "call_test_support.h"
 #include "session/assistant_turn.h"
-#include "tools/call_decoder.h"
 #include "session/tool_chat.h"
-#include "tool_test_support.h"
+#include "tools/call_decoder.h"
 
 #include <QtTest>
 
@@ -14,6 +14,7 @@
 
 using namespace sinkscope;
 using sinkscope::test::modelFromSpec;
+using sinkscope::test::randomSampling;
 using sinkscope::test::shippedPresets;
 using sinkscope::test::smallSpec;
 
@@ -37,6 +38,14 @@ ToolSet parsedTools(const char* json) {
     ToolsParseResult parsed = parseTools(json);
     if (!parsed.tools) qFatal("tools: %s", parsed.errorSummary().c_str());
     return *parsed.tools;
+}
+
+// Needle's grammar where </tool_call> is text, with or without the leading space.
+CallGrammarOptions closedByText(bool leadingSpace) {
+    CallGrammarOptions options;
+    options.terminator = "</tool_call>";
+    options.leadingSpace = leadingSpace;
+    return options;
 }
 
 // How many bytes of `text` the matcher takes, and whether it is then complete.
@@ -122,17 +131,6 @@ void checkMaskWalk(const ToolSet& tools, const CallGrammar& grammar, const Token
     QVERIFY2(parsed.ok(), text.c_str());
 }
 
-RespondOptions randomSampling(uint64_t seed, int maxCallTokens) {
-    RespondOptions options;
-    options.calls = CallPolicy::Required;
-    options.maxCallTokens = maxCallTokens;
-    options.sampler.temperature = 1.0f;
-    options.sampler.topK = 0; // the whole allowed set
-    options.sampler.topP = 1.0f;
-    options.sampler.seed = seed;
-    return options;
-}
-
 } // namespace
 
 class TestCallGrammar : public QObject {
@@ -141,6 +139,7 @@ class TestCallGrammar : public QObject {
     std::unique_ptr<Model> m_plain = modelFromSpec(smallSpec(false));
     ToolSet m_tools = parsedTools(kTools);
     CallGrammar m_grammar{m_tools, CallGrammarOptions{}};
+    const CallFormat m_needleFormat = needleCallFormat();
 
 private slots:
     void matchesCalls_data() {
@@ -221,7 +220,7 @@ private slots:
     }
 
     void terminatorTextEndsTheCall() {
-        const CallGrammar grammar(m_tools, CallGrammarOptions{"</tool_call>", false});
+        const CallGrammar grammar(m_tools, closedByText(false));
         QCOMPARE(match(grammar, R"([{"name":"lock","arguments":{}}])"), std::make_pair(32, false));
         QCOMPARE(match(grammar, R"([{"name":"lock","arguments":{}}]</tool_call>)"),
                  std::make_pair(44, true));
@@ -312,7 +311,7 @@ private slots:
             toolSets.push_back(preset.tools);
         std::mt19937 random(7);
         for (const ToolSet& tools : toolSets) {
-            const CallGrammar grammar(tools, CallGrammarOptions{"</tool_call>", true});
+            const CallGrammar grammar(tools, closedByText(true));
             for (int walk = 0; walk < 40; ++walk) {
                 const std::string prefix =
                     randomPrefix(grammar, random, static_cast<int>(random() % 120));
@@ -350,7 +349,7 @@ private slots:
             toolSets.push_back(preset.tools);
         uint32_t seed = 0;
         for (const ToolSet& tools : toolSets) {
-            const CallGrammar grammar(tools, callGrammarOptions(chat));
+            const CallGrammar grammar(tools, callGrammarOptions(chat, m_needleFormat));
             for (int walk = 0; walk < 4; ++walk, ++seed)
                 checkMaskWalk(tools, grammar, trie, terminator, seed,
                               10 + 25 * walk); // random tokens rarely end a string
@@ -369,7 +368,7 @@ private slots:
         const TokenTrie trie(model->tokenizer());
         QVERIFY(trie.vocabularySize() == 32000);
         const ToolSet tools = shippedPresets().front().tools;
-        const CallGrammar grammar(tools, CallGrammarOptions{"</tool_call>", true});
+        const CallGrammar grammar(tools, closedByText(true));
         checkMaskWalk(tools, grammar, trie, std::nullopt, 11, 40);
     }
 
@@ -390,58 +389,28 @@ private slots:
         QFETCH(bool, needle);
         QFETCH(int, seeds);
         const ToolPreset tools = shippedPresets()[size_t(preset)];
-        const Model& model = needle ? *m_needle : *m_plain;
-        const ChatTemplate chat(model);
-        const TokenTrie trie(model.tokenizer());
-        const ToolBlock block = chat.toolBlock(tools.tools);
-        const CallGrammar grammar(tools.tools, callGrammarOptions(chat));
-        const TurnContext context{chat, tools.tools, grammar, trie, block};
-        // The grammar is under test, not the sinks: a small unpinned window keeps steps cheap.
-        SessionOptions options;
-        options.kvWindow = 32;
-        options.kvBits = 32;
-        options.sinks = SinkMode::None;
-        Session prompted(model, options);
-        prompted.prefill(block.tokens);
-        const std::span<const float> last =
-            prompted.prefill(chat.userTurn(tools.query, true).tokens);
-        const std::vector<float> logits(last.begin(), last.end());
-        std::set<std::string> names;
-        for (int seed = 0; seed < seeds; ++seed) {
-            Session session = prompted;
-            const ToolResponse r =
-                generateAssistantTurn(session, logits, context, randomSampling(seed, 100));
-            const CallsParseResult parsed = parseCalls(r.callText, tools.tools);
-            const bool declared =
-                std::ranges::all_of(r.functionCalls, [&](const FunctionCall& call) {
-                    return tools.tools.find(call.name) != nullptr;
-                });
-            if (!r.error.empty() || r.type != ResponseType::Call || r.functionCalls.empty() ||
-                !parsed.ok() || !declared)
-                QFAIL(qPrintable(QString("seed %1: %2")
-                                     .arg(seed)
-                                     .arg(QString::fromStdString(r.toJson().dump()))));
-            for (const FunctionCall& call : r.functionCalls)
-                names.insert(call.name);
-        }
+        const test::ConstrainedRunSummary summary = test::runConstrainedCalls(
+            needle ? *m_needle : *m_plain, tools, m_needleFormat, seeds, 100);
+        QVERIFY2(summary.failure.isEmpty(), qPrintable(summary.failure));
         // the model chose: over 500 seeds a set of several tools saw more than one called
         if (needle)
-            QVERIFY2(int(names.size()) >= std::min<int>(int(tools.tools.tools.size()), 2),
-                     qPrintable(QString("%1 tools named").arg(names.size())));
+            QVERIFY2(int(summary.names.size()) >= std::min<int>(int(tools.tools.tools.size()), 2),
+                     qPrintable(QString("%1 tools named").arg(summary.names.size())));
     }
 
     void budgetOfOneStillClosesTheCall() {
         const ChatTemplate chat(*m_needle);
         const TokenTrie trie(m_needle->tokenizer());
         const ToolBlock block = chat.toolBlock(m_tools);
-        const CallGrammar grammar(m_tools, callGrammarOptions(chat));
+        const CallGrammar grammar(m_tools, callGrammarOptions(chat, m_needleFormat));
         SessionOptions options;
         options.kvWindow = 32;
         options.sinks = SinkMode::None;
         Session session(*m_needle, options);
         const std::span<const float> logits = session.prefill(chat.userTurn("hi", true).tokens);
         const ToolResponse r = generateAssistantTurn(
-            session, logits, {chat, m_tools, grammar, trie, block}, randomSampling(3, 1));
+            session, logits, {chat, m_tools, grammar, trie, block, m_needleFormat},
+            randomSampling(3, 1));
         QVERIFY2(r.error.empty(), r.error.c_str());
         QVERIFY(r.callWrappedUp);
         QVERIFY(parseCalls(r.callText, m_tools).ok());

@@ -1,0 +1,61 @@
+// The property in every call format, for one architecture (test_format_turns_llama.cpp,
+// test_format_turns_qwen2.cpp: one suite each, to keep each under a minute): with random weights,
+// random sampling, every shipped preset and 500 seeds, the constrained calls always parse,
+// validate and name declared tools, whether the call markers are control tokens of the
+// vocabulary or text.
+#pragma once
+
+#include "call_test_support.h"
+
+#include <QtTest>
+
+Q_DECLARE_METATYPE(sinkscope::CallFormat)
+
+namespace sinkscope::test {
+
+inline constexpr int kFormatTurnSeeds = 500;
+
+// One layer, 16 wide: the grammar is under test, not the model. With markers as tokens the
+// vocabulary has Needle's eight markers as control tokens (so <|im_end|> ends turns), without
+// them the chat is plain and end-of-text ends turns.
+inline std::unique_ptr<Model> tinyModel(const std::string& architecture, bool markerTokens) {
+    SyntheticSpec spec = smallSpec(markerTokens);
+    spec.architecture = architecture;
+    spec.nEmbd = 16;
+    spec.nFf = 16;
+    return modelFromSpec(spec);
+}
+
+inline void addFormatTurnRows() {
+    QTest::addColumn<CallFormat>("format");
+    QTest::addColumn<bool>("markerTokens");
+    const std::pair<const char*, CallFormat> formats[] = {{"needle", needleCallFormat()},
+                                                          {"smollm", smolLmCallFormat()},
+                                                          {"qwen", qwenCallFormat()},
+                                                          {"llama-3", llama3CallFormat()}};
+    for (const auto& [name, format] : formats)
+        for (const bool tokens : {false, true})
+            QTest::addRow("%s, markers as %s", name, tokens ? "tokens" : "text")
+                << format << tokens;
+}
+
+// Every preset, 500 seeds, call budgets from 8 to 100 tokens.
+inline void checkFormatTurns(const Model& model, const CallFormat& format, bool markerTokens) {
+    const CallMarkerTokens markers = callMarkerTokens(model.tokenizer(), format);
+    QCOMPARE(markers.open.has_value(), markerTokens && !format.open.empty());
+    int severalCalls = 0;
+    int wrappedUp = 0;
+    for (const ToolPreset& preset : shippedPresets()) {
+        const ConstrainedRunSummary summary =
+            runConstrainedCalls(model, preset, format, kFormatTurnSeeds, 100, 8);
+        QVERIFY2(summary.failure.isEmpty(),
+                 qPrintable(QString::fromStdString(preset.name) + ": " + summary.failure));
+        severalCalls += summary.turnsWithSeveralCalls;
+        wrappedUp += summary.wrappedUp;
+    }
+    // the framing between calls and the wrap-ups were exercised
+    if (format.maxCalls != 1) QVERIFY(severalCalls > 0);
+    QVERIFY(wrappedUp > 0);
+}
+
+} // namespace sinkscope::test
