@@ -206,23 +206,28 @@ bool ModelTemplate::probe(std::string& whyNot) {
     if (withAnswer->starts_with(answerStart)) m_closing = withAnswer->substr(answerStart.size());
 
     // The header of a user turn (text before its content), from a later turn without tools.
+    const Json twoTurns = withMessage(answered, userMessage(kLaterQuestion));
     std::string header;
     const std::optional<std::string> plainAnswer = render(answered, Json::array(), false, error);
-    const std::optional<std::string> later = render(
-        withMessage(answered, userMessage(kLaterQuestion)), Json::array(), true, error);
-    if (plainAnswer && later && later->starts_with(*plainAnswer)) {
+    const std::optional<std::string> later = render(twoTurns, Json::array(), true, error);
+    const std::optional<std::string> laterWithTools = render(twoTurns, tools, true, error);
+    if (!later || !laterWithTools) return fail("raises on a probe conversation of two turns");
+    if (plainAnswer && later->starts_with(*plainAnswer)) {
         const size_t question = later->find(kLaterQuestion, plainAnswer->size());
         if (question != std::string::npos)
             header = later->substr(plainAnswer->size(), question - plainAnswer->size());
     }
-    const size_t probeAt = without->rfind(kProbeQuestion);
-    const size_t shared = commonSuffix(*withTools, *without);
+    // Over two turns, the renders with and without tools must rejoin before the first user turn
+    // (header included): else the tools are inside it (Llama-3.x) or move with the last one
+    // (Mistral).
+    const size_t probeAt = later->find(kProbeQuestion);
+    const size_t shared = commonSuffix(*laterWithTools, *later);
     const size_t userTurnStart =
         probeAt != std::string::npos && probeAt >= header.size() &&
-                without->compare(probeAt - header.size(), header.size(), header) == 0
+                later->compare(probeAt - header.size(), header.size(), header) == 0
             ? probeAt - header.size()
             : probeAt;
-    m_toolsInUserTurn = without->size() - shared > userTurnStart;
+    m_toolsInUserTurn = later->size() - shared > userTurnStart;
 
     const std::vector<FunctionCall> one = probeCalls(1);
     const std::vector<FunctionCall> two = probeCalls(2);
@@ -258,9 +263,9 @@ bool ModelTemplate::probe(std::string& whyNot) {
         notes.push_back("the tools are pinned in the system turn (tools_in_user_message false), "
                         "which is not how the model was trained to see them");
     if (m_toolsInUserTurn)
-        notes.push_back(std::string("the template writes the tools inside the user turn, so "
-                                    "they are not pinned: they are rendered with the "
-                                    "conversation") +
+        notes.push_back(std::string("the template writes the tools inside the user turn (or "
+                                    "moves them with the last one), so they are not pinned: "
+                                    "they are rendered with the conversation") +
                         (m_hasSystemTurnOption ? " (the option to pin them in the system turn "
                                                  "is available)"
                                                : ""));

@@ -4,8 +4,9 @@
 //   the tool block   render([system facts]?, user probe) with the tools and without them
 //                    (add_generation_prompt true); the block is the render with tools up to where
 //                    it rejoins the one without (their longest common suffix, holding the probe)
-//   tools in the     when that common suffix does not hold the whole user header before the
-//   user turn        probe (Llama-3.x), the tools are inside the user turn: the block is then only
+//   tools in the     when, over two user turns, the renders with and without tools do not
+//   user turn        rejoin before the first user turn's header, the tools are inside it
+//                    (Llama-3.x) or move with the last user turn (Mistral): the block is then only
 //                    the common prefix of both renders and the tools are not pinned
 //   the closing      what render(..., assistant "answer") adds after the answer ("<|im_end|>\n")
 //   the call format  what an assistant message with one (two) probe call(s) adds after the
