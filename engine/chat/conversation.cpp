@@ -51,7 +51,8 @@ const Turn& Conversation::addToolResult(const nlohmann::ordered_json& result) {
     if (m_template) {
         // The result answers the last assistant turn's first call.
         m_lastChange = m_template->add(toolMessage(dumped(result), m_lastFirstCall, m_lastCalled));
-        return m_turns.emplace_back(Turn{TurnRole::ToolResult, dumped(result), {}, m_lastChange.fed});
+        return m_turns.emplace_back(
+            Turn{TurnRole::ToolResult, dumped(result), {}, m_lastChange.fed});
     }
     Rendered rendered = m_chat->toolResultTurn(result);
     return m_turns.emplace_back(

@@ -66,6 +66,14 @@ size_t tokensBefore(const TokenizedText& tokens, size_t offset, size_t textSize,
     return addedBos ? std::max<size_t>(count, 1) : count;
 }
 
+// The text as a JSON string the template accepts: malformed UTF-8 (a reply cut inside a
+// character) becomes U+FFFD.
+Json utf8Text(std::string_view text) {
+    const std::string quoted =
+        Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+    return Json::parse(quoted);
+}
+
 } // namespace
 
 Json openAiTools(const ToolSet& tools) {
@@ -82,23 +90,24 @@ Json openAiTools(const ToolSet& tools) {
 }
 
 Json systemMessage(std::string_view content) {
-    return {{"role", "system"}, {"content", content}};
+    return {{"role", "system"}, {"content", utf8Text(content)}};
 }
 
 Json userMessage(std::string_view content) {
-    return {{"role", "user"}, {"content", content}};
+    return {{"role", "user"}, {"content", utf8Text(content)}};
 }
 
 Json assistantMessage(std::string_view content, std::span<const FunctionCall> calls,
                       int firstCallId) {
-    Json message = {{"role", "assistant"}, {"content", content}};
+    Json message = {{"role", "assistant"}, {"content", utf8Text(content)}};
     if (calls.empty()) return message;
     Json toolCalls = Json::array();
     for (size_t i = 0; i < calls.size(); ++i) {
         const std::string id = std::to_string(100000 + firstCallId + static_cast<int>(i));
-        toolCalls.push_back({{"id", "call" + id.substr(id.size() - 5)},
-                             {"type", "function"},
-                             {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}});
+        toolCalls.push_back(
+            {{"id", "call" + id.substr(id.size() - 5)},
+             {"type", "function"},
+             {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}});
     }
     message["tool_calls"] = std::move(toolCalls);
     return message;
@@ -108,8 +117,8 @@ Json toolMessage(std::string_view content, int callId, std::string_view name) {
     const std::string id = std::to_string(100000 + callId);
     return {{"role", "tool"},
             {"tool_call_id", "call" + id.substr(id.size() - 5)},
-            {"name", name},
-            {"content", content}};
+            {"name", utf8Text(name)},
+            {"content", utf8Text(content)}};
 }
 
 ModelTemplate::ModelTemplate(const Tokenizer& tokenizer, JinjaTemplate program,
@@ -188,9 +197,12 @@ bool ModelTemplate::probe(std::string& whyNot) {
     // Rendered before the switch is known, so as the model was trained.
     const std::optional<std::string> asTrained = render(user, tools, true, error);
     if (!asTrained) return fail("raises on a probe conversation with tools");
-    Json switchedContext = {{"messages", user},         {"tools", tools},
-                            {"bos_token", m_bosText},   {"eos_token", m_eosText},
-                            {"add_generation_prompt", true}, {"tools_in_user_message", false}};
+    Json switchedContext = {{"messages", user},
+                            {"tools", tools},
+                            {"bos_token", m_bosText},
+                            {"eos_token", m_eosText},
+                            {"add_generation_prompt", true},
+                            {"tools_in_user_message", false}};
     const std::optional<std::string> switched = renderWith(switchedContext, error);
     m_hasSystemTurnOption = switched && *switched != *asTrained;
 
@@ -245,9 +257,9 @@ bool ModelTemplate::probe(std::string& whyNot) {
                 text.remove_suffix(m_closing.size());
             return std::string(text);
         };
-        const std::optional<std::string> twoText =
-            twoCalls && twoCalls->starts_with(*withTools) ? std::optional(callText(*twoCalls))
-                                                          : std::nullopt;
+        const std::optional<std::string> twoText = twoCalls && twoCalls->starts_with(*withTools)
+                                                       ? std::optional(callText(*twoCalls))
+                                                       : std::nullopt;
         format = callFormatFromRender(callText(*oneCall), twoText, callError);
     } else if (oneCall) {
         callError = "the template's call does not follow its generation prompt";
@@ -298,10 +310,10 @@ ToolBlock ModelTemplate::toolBlock(const ToolSet& tools, std::string_view facts)
     const size_t shared = commonSuffix(*withTools, *without);
     const size_t probeAt = withTools->rfind(kProbeQuestion);
     ToolBlock block;
-    block.pinsTools = !m_toolsInUserTurn && !tools.tools.empty() &&
-                      probeAt != std::string::npos && withTools->size() - shared <= probeAt;
-    const size_t blockEnd = block.pinsTools ? withTools->size() - shared
-                                            : commonPrefix(*withTools, *without);
+    block.pinsTools = !m_toolsInUserTurn && !tools.tools.empty() && probeAt != std::string::npos &&
+                      withTools->size() - shared <= probeAt;
+    const size_t blockEnd =
+        block.pinsTools ? withTools->size() - shared : commonPrefix(*withTools, *without);
     const TokenizedText tokens = tokenize(*withTools, messages);
     const bool addedBos = !tokens.tokens.empty() && tokens.tokens.front() == m_tokenizer->bos() &&
                           !withTools->starts_with(m_bosText);
@@ -330,7 +342,7 @@ std::vector<ToolTokenRange> ModelTemplate::toolRanges(const ToolSet& tools,
     for (const Json& wrapped : toolsJson) {
         const Json& function = wrapped["function"];
         const std::string forms[] = {
-            dumped(m_toJson, wrapped),   dumped(m_toIndentedJson, wrapped), wrapped.dump(),
+            dumped(m_toJson, wrapped),  dumped(m_toIndentedJson, wrapped),  wrapped.dump(),
             dumped(m_toJson, function), dumped(m_toIndentedJson, function), function.dump()};
         size_t begin = std::string_view::npos;
         size_t end = 0;
@@ -346,7 +358,8 @@ std::vector<ToolTokenRange> ModelTemplate::toolRanges(const ToolSet& tools,
             begin = blockText.find(name, cursor);
             if (begin == std::string_view::npos) return {};
             const std::string_view wrapper = "{\"type\": \"function\", \"function\": ";
-            if (begin >= wrapper.size() && blockText.substr(begin - wrapper.size(), wrapper.size()) == wrapper)
+            if (begin >= wrapper.size() &&
+                blockText.substr(begin - wrapper.size(), wrapper.size()) == wrapper)
                 begin -= wrapper.size();
             end = begin + name.size();
             const std::string parameters = dumped(m_toJson, function["parameters"]);

@@ -14,7 +14,8 @@
 //
 // Messages are OpenAI's: {"role": "system"|"user"|"assistant"|"tool", "content": ...}, an
 // assistant's calls as "tool_calls" [{"id", "type": "function", "function": {"name",
-// "arguments": {...}}}], a tool's result with "tool_call_id" and "name".
+// "arguments": {...}}}], a tool's result with "tool_call_id" and "name". Contents that are not
+// valid UTF-8 (a reply cut inside a character) go in with U+FFFD for the malformed bytes.
 #pragma once
 
 #include "chat/token_text.h"
@@ -57,14 +58,14 @@ public:
     // nullopt and `whyNot` when the template does not parse, raises on the probe conversation,
     // or does not show the tools it is given. `now` is strftime_now's clock for every render.
     static std::optional<ModelTemplate> create(const Tokenizer& tokenizer, std::string_view source,
-                                               const ModelTemplateOptions& options,
-                                               std::time_t now, std::string& whyNot);
+                                               const ModelTemplateOptions& options, std::time_t now,
+                                               std::string& whyNot);
 
     // The whole conversation; `tools` an OpenAI tool array (empty: rendered without tools).
     // nullopt and `error` when the template raises.
     std::optional<std::string> render(const nlohmann::ordered_json& messages,
-                                      const nlohmann::ordered_json& tools,
-                                      bool addGenerationPrompt, std::string& error) const;
+                                      const nlohmann::ordered_json& tools, bool addGenerationPrompt,
+                                      std::string& error) const;
     // A render of `messages` (or a piece of one): the messages' contents are protected
     // (token_text.h); with `bos`, BOS as the vocabulary adds it unless the text starts with it.
     TokenizedText tokenize(std::string_view rendered, const nlohmann::ordered_json& messages,

@@ -23,9 +23,9 @@ namespace sinkscope {
 
 // What a new message (or new tools) did to the transcript (the tokens after the block).
 struct TranscriptChange {
-    size_t kept = 0;          // transcript tokens as they were: the session still holds them
-    std::vector<int32_t> fed; // the tokens after those, to prefill
-    bool rerendered = false;  // the render did not extend the cache: the window is re-prefilled
+    size_t kept = 0;           // transcript tokens as they were: the session still holds them
+    std::vector<int32_t> fed;  // the tokens after those, to prefill
+    bool rerendered = false;   // the render did not extend the cache: the window is re-prefilled
     bool blockChanged = false; // the block was cut to what the render still starts with
     std::string reason;        // one line, when rerendered
 };

@@ -49,8 +49,8 @@ std::vector<Fragment> cutOut(std::string_view text, const std::vector<Fragment>&
         }
         const size_t end = fragment.offset + fragment.length;
         size_t start = fragment.offset;
-        for (size_t found = text.find(special, start); found != std::string_view::npos &&
-                                                       found + special.size() <= end;
+        for (size_t found = text.find(special, start);
+             found != std::string_view::npos && found + special.size() <= end;
              found = text.find(special, found + 1)) {
             if (found < start || overlapsAny(found, found + special.size(), protectedSpans))
                 continue;
@@ -102,8 +102,8 @@ TokenizedText tokenizeRendered(const Tokenizer& tokenizer, std::string_view text
     if (!text.empty()) fragments.push_back({0, text.size(), {}});
     const Vocabulary& vocab = tokenizer.vocabulary();
     for (const int32_t id : specialTokensByLength(tokenizer))
-        fragments = cutOut(text, fragments, vocab.pieces[static_cast<size_t>(id)], id,
-                           protectedSpans);
+        fragments =
+            cutOut(text, fragments, vocab.pieces[static_cast<size_t>(id)], id, protectedSpans);
     TokenizedText result;
     const bool bosInText = !fragments.empty() && fragments.front().special == tokenizer.bos();
     if (addBos && !bosInText) {

@@ -73,10 +73,9 @@ ToolChat::ToolChat(const Model& model, const SessionOptions& options, ToolSet to
 ToolChat::ToolChat(const Model& model, const SessionOptions& options, ToolSet tools,
                    std::string facts, std::span<const Turn> earlier, const StepCallback& onStep,
                    std::optional<ChatLayout> layout, const ModelTemplateOptions& templateOptions)
-    : m_model(model), m_options(options),
-      m_template(layout && *layout != ChatLayout::ModelTemplate
-                     ? ChatTemplate(model.tokenizer(), *layout)
-                     : ChatTemplate(model, templateOptions)),
+    : m_model(model), m_options(options), m_template(layout && *layout != ChatLayout::ModelTemplate
+                                                         ? ChatTemplate(model.tokenizer(), *layout)
+                                                         : ChatTemplate(model, templateOptions)),
       m_trie(model.tokenizer()), m_conversation(m_template) {
     m_conversation.addRetokenized(earlier);
     pin(options, std::move(tools), std::move(facts), onStep);
@@ -87,10 +86,12 @@ void ToolChat::pin(const SessionOptions& options, ToolSet tools, std::string fac
     ToolBlock block = m_template.toolBlock(tools, facts);
     auto grammar = std::make_unique<CallGrammar>(tools, callGrammarOptions(m_template));
     m_conversation.setContext(tools, facts, block);
-    if (m_conversation.lastChange().blockChanged) block = m_conversation.templateTranscript()->block();
+    if (m_conversation.lastChange().blockChanged)
+        block = m_conversation.templateTranscript()->block();
     RebuiltSession rebuilt;
     try {
-        rebuilt = rebuildSession(m_model, options, block, m_conversation.transcriptTokens(), onStep);
+        rebuilt =
+            rebuildSession(m_model, options, block, m_conversation.transcriptTokens(), onStep);
     } catch (...) {
         m_conversation.setContext(m_tools, m_facts, m_block); // back to the chat as it was
         throw;
@@ -136,8 +137,8 @@ void ToolChat::followRender(const StepCallback& onStep) {
     if (!change.rerendered) return;
     if (change.blockChanged) m_block = m_conversation.templateTranscript()->block();
     const std::vector<int32_t> transcript = m_conversation.transcriptTokens();
-    RebuiltSession rebuilt = rebuildSession(
-        m_model, m_options, m_block, std::span(transcript).first(change.kept), onStep);
+    RebuiltSession rebuilt = rebuildSession(m_model, m_options, m_block,
+                                            std::span(transcript).first(change.kept), onStep);
     m_session = std::move(rebuilt.session);
     m_lastRebuild = rebuilt.report;
     m_lastTurn.rerendered = true;

@@ -15,11 +15,11 @@
 // whole in conversation().
 #pragma once
 
-#include "session/assistant_turn.h"
-#include "tools/call_grammar.h"
 #include "chat/chat_template.h"
 #include "chat/conversation.h"
+#include "session/assistant_turn.h"
 #include "session/session.h"
+#include "tools/call_grammar.h"
 #include "tools/token_trie.h"
 #include "tools/tool_calls.h"
 #include "tools/tool_schema.h"

@@ -3,8 +3,8 @@
 // change of tools or of session options that rebuilds the sinks while keeping the whole
 // transcript, a chat continued on another model, end-of-text ignored, and which steps the
 // assistant wrote.
-#include "test_support.h"
 #include "session/tool_chat.h"
+#include "test_support.h"
 #include "tool_test_support.h"
 
 #include <QtTest>

@@ -36,9 +36,10 @@ CallFormat format(CallSyntax syntax, std::string open, std::string close, std::s
 TokenizedText fullRender(const ModelTemplate& model, const TemplateTranscript& transcript,
                          bool generationPrompt, std::string& text) {
     std::string error;
-    text = model.render(transcript.renderedMessages(),
-                        openAiTools(parsedTools(sinkscope::test::kWeatherTools)),
-                        generationPrompt, error)
+    text = model
+               .render(transcript.renderedMessages(),
+                       openAiTools(parsedTools(sinkscope::test::kWeatherTools)), generationPrompt,
+                       error)
                .value();
     return model.tokenize(text, transcript.renderedMessages());
 }
@@ -63,11 +64,11 @@ private slots:
         QTest::addColumn<QString>("file");
         QTest::addColumn<CallFormat>("expected");
         QTest::newRow("qwen2.5") << "Qwen-Qwen2.5-7B-Instruct.jinja"
-                                 << format(CallSyntax::TaggedObjects, "<tool_call>",
-                                           "</tool_call>", "arguments", 0);
-        QTest::newRow("hermes-2-pro") << "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"
-                                      << format(CallSyntax::TaggedObjects, "<tool_call>",
-                                                "</tool_call>", "arguments", 0);
+                                 << format(CallSyntax::TaggedObjects, "<tool_call>", "</tool_call>",
+                                           "arguments", 0);
+        QTest::newRow("hermes-2-pro")
+            << "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"
+            << format(CallSyntax::TaggedObjects, "<tool_call>", "</tool_call>", "arguments", 0);
         QTest::newRow("chatml-tools")
             << "chatml-tools.jinja"
             << format(CallSyntax::JsonList, "<tool_call>", "</tool_call>", "arguments", 0);
@@ -104,8 +105,8 @@ private slots:
     void templatesWithoutToolsArePlain() {
         QFETCH(QString, file);
         SINKSCOPE_REQUIRE_REFERENCE_MODEL("qwen2-tiny");
-        const std::string source = file.isEmpty() ? "{% for m in messages %}{{ m.content"
-                                                  : referenceTemplate(file);
+        const std::string source =
+            file.isEmpty() ? "{% for m in messages %}{{ m.content" : referenceTemplate(file);
         const ChatTemplate chat(referenceModel("qwen2-tiny")->tokenizer(), source);
         QCOMPARE(chat.layout(), ChatLayout::Plain);
         QVERIFY(chat.notice().find("plain layout") != std::string::npos);
@@ -150,7 +151,8 @@ private slots:
                 std::span(block.tokens).subspan(size_t(range.begin), size_t(range.count())));
             // Hugging Face's tojson of the OpenAI form, then the newline before the next tool
             const std::string name = "\"name\": \"" + tools.tools[i].name + "\"";
-            QVERIFY2(text.starts_with("{\"type\": \"function\", \"function\": {" + name), text.c_str());
+            QVERIFY2(text.starts_with("{\"type\": \"function\", \"function\": {" + name),
+                     text.c_str());
             QVERIFY2(text.ends_with(i + 1 < block.tools.size() ? "}}\n" : "}}"), text.c_str());
         }
     }
@@ -182,8 +184,9 @@ private slots:
         QCOMPARE(std::ranges::count(pinned.tokens, model.tokenizer().bos()), 1);
         QCOMPARE(pinned.tokens, model.tokenizer().encode(pinned.text, false, true));
         QCOMPARE(pinned.tools.size(), size_t(2));
-        const std::string first = model.tokenizer().decode(std::span(pinned.tokens).subspan(
-            size_t(pinned.tools[0].begin), size_t(pinned.tools[0].count())));
+        const std::string first = model.tokenizer().decode(
+            std::span(pinned.tokens)
+                .subspan(size_t(pinned.tools[0].begin), size_t(pinned.tools[0].count())));
         QVERIFY2(first.starts_with("{\n    \"type\": \"function\""), first.c_str());
 
         // Qwen2.5 has no such switch: the option is said to be unavailable.
@@ -216,7 +219,8 @@ private slots:
         std::vector<int32_t> fed = block.tokens;
         for (size_t turn = 0; turn < 3; ++turn) {
             const Turn& user = conversation.addUser(questions[turn]);
-            QVERIFY2(!conversation.lastChange().rerendered, conversation.lastChange().reason.c_str());
+            QVERIFY2(!conversation.lastChange().rerendered,
+                     conversation.lastChange().reason.c_str());
             QVERIFY(!user.tokens.empty());
             fed.insert(fed.end(), user.tokens.begin(), user.tokens.end());
             const std::vector<int32_t> answer = answerTokens(chat, answers[turn]);

@@ -84,9 +84,9 @@ void check(std::string_view text) {
     requireRoundTrip(*parsed.tools);
     static const Tokenizer tokenizer(fuzz::fuzzVocabulary(true));
     for (const ChatLayout layout : {ChatLayout::Needle, ChatLayout::Plain})
-        requireWellFormedBlock(
-            tokenizer, ChatTemplate(tokenizer, layout).toolBlock(*parsed.tools, "Facts."),
-            *parsed.tools);
+        requireWellFormedBlock(tokenizer,
+                               ChatTemplate(tokenizer, layout).toolBlock(*parsed.tools, "Facts."),
+                               *parsed.tools);
     static const std::optional<ModelTemplate> model = [] {
         std::string whyNot;
         auto made = ModelTemplate::create(tokenizer, kToolTemplate, {}, 0, whyNot);
