@@ -95,7 +95,8 @@ int runCommand(CommandArgs args) {
                                                                     {"--facts"},
                                                                     {"--constrained"},
                                                                     {"--call"},
-                                                                    {"--max-call-tokens"}}),
+                                                                    {"--max-call-tokens"},
+                                                                    {"--tools-in-system", false}}),
                                                 args);
     const std::string modelPath = parsed.required("--model");
     const int nPredict = static_cast<int>(parsed.integer("--n-predict", 128, 0, kMaxPredict));

@@ -49,11 +49,14 @@ commands:
       its window and position mode in its metadata (sinkscope.kv_window,
       sinkscope.position_mode); run, budget and eval-tools use them unless given here.
       With --tools FILE (a JSON array of tools, or a preset): [--facts TEXT]
-      [--constrained on|off (on)] [--call auto|required|none (auto)] [--max-call-tokens N (192)];
-      --n-predict caps the turn (256). Pins the tools as sinks and answers one user turn;
+      [--constrained on|off (on)] [--call auto|required|none (auto)] [--max-call-tokens N (192)]
+      [--tools-in-system]; --n-predict caps the turn (256). Pins the tools as sinks and answers
+      one user turn, in the model's own chat template where it has one that renders tools;
       --json prints {type, function_calls, text, confidence, prefill_tokens_per_s,
-      decode_tokens_per_s, error, attribution, mask_us_per_token, ...}. The prompt defaults to
-      a preset's query.
+      decode_tokens_per_s, error, attribution, mask_us_per_token, layout, tools_pinned,
+      template_notice, call_format, ...}. The prompt defaults to a preset's query.
+      --tools-in-system renders the tools in the system turn where the template can
+      (tools_in_user_message, Llama-3.1/3.2) so they can be pinned: not how the model was trained.
   budget (--model FILE | --layers L --kv-heads H --head-dim D --d-model M --sites S --max-seq N)
       [--kv-window W (the model's, else 0 = budget)]
       Prints the budget-derived KV window (and, for a model, its position mode) as JSON.

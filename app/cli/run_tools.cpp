@@ -62,13 +62,27 @@ nlohmann::ordered_json report(const ToolChat& chat, const ToolResponse& response
     const Session& session = chat.session();
     const SinkBudget budget = chat.budget();
     std::vector<int32_t> promptIds = chat.toolBlock().tokens;
-    const std::vector<int32_t>& turn = chat.conversation().turns().front().tokens;
-    promptIds.insert(promptIds.end(), turn.begin(), turn.end());
+    const std::vector<int32_t> transcript = chat.conversation().transcriptTokens();
+    promptIds.insert(promptIds.end(), transcript.begin(),
+                     transcript.end() - std::ptrdiff_t(response.tokens.size()));
     std::vector<std::string> warningTexts;
     for (const SchemaIssue& warning : warnings)
         warningTexts.push_back(warning.text());
+    const CallFormat format = chat.callFormat();
     out.update(nlohmann::ordered_json{
         {"layout", chatLayoutName(chat.chatTemplate().layout())},
+        {"tools_pinned", chat.toolBlock().pinsTools},
+        {"template_notice",
+         chat.toolBlock().notice.empty() ? chat.chatTemplate().notice() : chat.toolBlock().notice},
+        {"call_format",
+         {{"syntax", callSyntaxName(format.syntax)},
+          {"open", format.open},
+          {"close", format.close},
+          {"arguments_key", format.argumentsKey},
+          {"spaced", format.spaced},
+          {"max_calls", format.maxCalls}}},
+        {"rerendered", chat.lastTurn().rerendered},
+        {"rerender_reason", chat.lastTurn().rerenderReason},
         {"constrained", options.constrained},
         {"call_policy", callPolicyName(options.calls)},
         {"call_text", response.callText},
@@ -135,7 +149,8 @@ int runWithTools(const ParsedArgs& args, const std::string& prompt, const Sample
     std::unique_ptr<ToolChat> chat;
     try {
         chat = std::make_unique<ToolChat>(*model, session, std::move(file.tools),
-                                          args.value("--facts").value_or(""));
+                                          args.value("--facts").value_or(""), std::nullopt,
+                                          ModelTemplateOptions{args.has("--tools-in-system")});
     } catch (const std::invalid_argument& error) {
         throw UsageError(error.what());
     }

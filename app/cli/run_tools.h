@@ -2,15 +2,15 @@
 // response shape (tool_calls.h) plus the usual run fields, or as text and call lines.
 #pragma once
 
-#include "session/assistant_turn.h"
 #include "cli_args.h"
+#include "session/assistant_turn.h"
 #include "session/sampler.h"
 
 namespace sinkscope::cli {
 
 // The options `run` accepts only together with --tools.
 inline constexpr std::string_view kToolOnlyOptions[] = {"--facts", "--constrained", "--call",
-                                                        "--max-call-tokens"};
+                                                        "--max-call-tokens", "--tools-in-system"};
 
 // --constrained on|off, --call auto|required|none, --n-predict N (the turn's cap) and
 // --max-call-tokens N over RespondOptions' defaults, decoding with `sampler`.

@@ -1,6 +1,10 @@
 #include "chat/chat_template.h"
 
+#include "chat/token_text.h"
 #include "gguf/gguf.h"
+
+#include <ctime>
+#include <stdexcept>
 
 #include <algorithm>
 
@@ -14,23 +18,12 @@ constexpr std::string_view kMarkerTexts[] = {
 };
 constexpr size_t kMarkerCount = std::size(kMarkerTexts);
 
-constexpr std::string_view kSpaceMarker = "\xE2\x96\x81"; // U+2581, SentencePiece's space
-
 std::optional<int32_t> specialTokenId(const Tokenizer& tokenizer, std::string_view text) {
     const std::optional<int32_t> id = tokenizer.findToken(text);
     if (!id) return std::nullopt;
     const TokenType type = tokenizer.type(*id);
     if (type != TokenType::Control && type != TokenType::UserDefined) return std::nullopt;
     return id;
-}
-
-// Bytes a token takes in the tokenizer's escaped text (spaces as U+2581, the space prefix
-// included): its stored piece, except byte tokens and <unk>, which stand for one byte.
-size_t escapedLength(const Tokenizer& tokenizer, int32_t id) {
-    const TokenType type = tokenizer.type(id);
-    if (type == TokenType::Unknown) return 1;
-    if (type == TokenType::Byte) return tokenizer.piece(id).size();
-    return tokenizer.vocabulary().pieces[static_cast<size_t>(id)].size();
 }
 
 // Builds one rendering: text runs are encoded between marker tokens, and every token's first
@@ -74,24 +67,11 @@ public:
 private:
     void flushRun() {
         if (m_run.empty()) return;
-        const Tokenizer& tokenizer = m_chat.tokenizer();
-        const std::vector<int32_t> ids = tokenizer.encode(m_run, false, false);
-        // [escaped bytes + 1] -> text offset: the space prefix maps to the run's start, each
-        // space's three escaped bytes to the space.
+        const std::vector<int32_t> ids = m_chat.tokenizer().encode(m_run, false, false);
         const size_t runStart = m_text.size() - m_run.size();
-        std::vector<size_t> textOffsetOf;
-        if (tokenizer.vocabulary().addSpacePrefix)
-            textOffsetOf.assign(kSpaceMarker.size(), runStart);
-        for (size_t i = 0; i < m_run.size(); ++i)
-            textOffsetOf.insert(textOffsetOf.end(), m_run[i] == ' ' ? kSpaceMarker.size() : 1,
-                                runStart + i);
-        textOffsetOf.push_back(m_text.size());
-        size_t escaped = 0;
-        for (const int32_t id : ids) {
-            m_tokenStarts.push_back(textOffsetOf[std::min(escaped, textOffsetOf.size() - 1)]);
-            m_tokens.push_back(id);
-            escaped += escapedLength(tokenizer, id);
-        }
+        for (const size_t start : tokenByteStarts(m_chat.tokenizer(), m_run, ids))
+            m_tokenStarts.push_back(runStart + start);
+        m_tokens.insert(m_tokens.end(), ids.begin(), ids.end());
         m_run.clear();
     }
 
@@ -108,8 +88,8 @@ const char* chatLayoutName(ChatLayout layout) {
     switch (layout) {
     case ChatLayout::Needle:
         return "needle";
-    case ChatLayout::ChatMl:
-        return "chatml";
+    case ChatLayout::ModelTemplate:
+        return "template";
     case ChatLayout::Plain:
         break;
     }
@@ -125,39 +105,67 @@ int ToolBlock::sinkCapacity() const {
 }
 
 ChatLayout ChatTemplate::detectLayout(const Tokenizer& tokenizer, std::string_view chatTemplate) {
-    const bool allMarkers = std::ranges::all_of(kMarkerTexts, [&](std::string_view text) {
-        return specialTokenId(tokenizer, text).has_value();
-    });
-    if (allMarkers) return ChatLayout::Needle;
-    if (chatTemplate.find("<|im_start|>") != std::string_view::npos) return ChatLayout::ChatMl;
-    return ChatLayout::Plain;
+    return ChatTemplate(tokenizer, chatTemplate).layout();
 }
 
 ChatLayout ChatTemplate::detectLayout(const Model& model) {
-    const std::optional<std::string> chatTemplate =
-        model.file().getString("tokenizer.chat_template");
-    return detectLayout(model.tokenizer(), chatTemplate.value_or(""));
+    return ChatTemplate(model).layout();
 }
 
 ChatTemplate::ChatTemplate(const Tokenizer& tokenizer, ChatLayout layout)
     : m_tokenizer(&tokenizer), m_layout(layout) {
+    if (layout == ChatLayout::ModelTemplate)
+        throw std::invalid_argument("the template layout needs the model's chat template");
     for (size_t i = 0; i < kMarkerCount; ++i)
         m_markerTokens[i] = specialTokenId(tokenizer, kMarkerTexts[i]);
 }
 
-ChatTemplate::ChatTemplate(const Model& model)
-    : ChatTemplate(model.tokenizer(), detectLayout(model)) {}
+ChatTemplate::ChatTemplate(const Tokenizer& tokenizer, std::string_view chatTemplate,
+                           const ModelTemplateOptions& options)
+    : ChatTemplate(tokenizer, ChatLayout::Plain) {
+    const bool allMarkers = std::ranges::all_of(
+        m_markerTokens, [](const std::optional<int32_t>& id) { return id.has_value(); });
+    if (allMarkers) {
+        m_layout = ChatLayout::Needle;
+        return;
+    }
+    if (chatTemplate.empty()) return;
+    std::optional<ModelTemplate> model =
+        ModelTemplate::create(tokenizer, chatTemplate, options, std::time(nullptr), m_notice);
+    if (!model) {
+        m_notice += ": the chat uses the plain layout";
+        return;
+    }
+    m_layout = ChatLayout::ModelTemplate;
+    m_notice = model->notice();
+    m_model = std::make_shared<const ModelTemplate>(std::move(*model));
+}
+
+ChatTemplate::ChatTemplate(const Model& model, const ModelTemplateOptions& options)
+    : ChatTemplate(model.tokenizer(),
+                   model.file().getString("tokenizer.chat_template").value_or(""), options) {}
+
+CallFormat ChatTemplate::callFormat() const {
+    return m_model ? m_model->callFormat() : needleCallFormat();
+}
 
 std::optional<int32_t> ChatTemplate::markerToken(ChatMarker marker) const {
     return m_markerTokens[static_cast<size_t>(marker)];
 }
 
 std::optional<int32_t> ChatTemplate::endOfTurnToken() const {
+    if (m_model) {
+        const std::vector<int32_t> closing = assistantClosing(false).tokens;
+        if (closing.empty() || m_tokenizer->type(closing.front()) != TokenType::Control)
+            return std::nullopt;
+        return closing.front();
+    }
     if (m_layout == ChatLayout::Plain) return std::nullopt;
     return markerToken(ChatMarker::ImEnd);
 }
 
 ToolBlock ChatTemplate::toolBlock(const ToolSet& tools, std::string_view facts) const {
+    if (m_model) return m_model->toolBlock(tools, facts);
     TemplateRenderer r(*this);
     ToolBlock block;
     block.startsWithBos = m_tokenizer->addBos();
@@ -174,14 +182,7 @@ ToolBlock ChatTemplate::toolBlock(const ToolSet& tools, std::string_view facts) 
         r.marker(ChatMarker::ImStart);
         r.text("user\n");
         break;
-    case ChatLayout::ChatMl:
-        r.marker(ChatMarker::ImStart);
-        r.text("system\n");
-        if (!facts.empty()) {
-            r.text(facts);
-            r.text("\n");
-        }
-        break;
+    case ChatLayout::ModelTemplate:
     case ChatLayout::Plain:
         if (!facts.empty()) {
             r.text(facts);
@@ -213,7 +214,13 @@ ToolBlock ChatTemplate::toolBlock(const ToolSet& tools, std::string_view facts) 
     return block;
 }
 
+void ChatTemplate::requireOwnLayout() const {
+    if (m_model)
+        throw std::logic_error("the model's template renders whole conversations (conversation.h)");
+}
+
 Rendered ChatTemplate::userTurn(std::string_view text, bool firstTurn) const {
+    requireOwnLayout();
     TemplateRenderer r(*this);
     if (m_layout == ChatLayout::Plain) {
         r.text("\nUser: ");
@@ -221,13 +228,9 @@ Rendered ChatTemplate::userTurn(std::string_view text, bool firstTurn) const {
         r.text("\nAssistant:");
         return r.finish();
     }
-    if (firstTurn && m_layout == ChatLayout::Needle) {
+    if (firstTurn) {
         r.text("\n");
     } else {
-        if (firstTurn) { // ChatML: close the system message the tool block opened
-            r.marker(ChatMarker::ImEnd);
-            r.text("\n");
-        }
         r.marker(ChatMarker::ImStart);
         r.text("user\n");
     }
@@ -240,6 +243,7 @@ Rendered ChatTemplate::userTurn(std::string_view text, bool firstTurn) const {
 }
 
 Rendered ChatTemplate::toolResultTurn(const nlohmann::ordered_json& result) const {
+    requireOwnLayout();
     TemplateRenderer r(*this);
     const std::string json =
         result.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
@@ -265,6 +269,7 @@ Rendered ChatTemplate::toolResultTurn(const nlohmann::ordered_json& result) cons
 
 Rendered ChatTemplate::assistantTurn(std::string_view text,
                                      std::span<const FunctionCall> calls) const {
+    requireOwnLayout();
     TemplateRenderer r(*this);
     r.text(text);
     if (!calls.empty()) {
@@ -286,6 +291,16 @@ Rendered ChatTemplate::callOpening() const {
 }
 
 Rendered ChatTemplate::assistantClosing(bool endOfTurnGenerated) const {
+    if (m_model) {
+        const std::string& closing = m_model->assistantClosing();
+        Rendered rendered{closing, tokenizeRendered(*m_tokenizer, closing, {}, false).tokens};
+        if (endOfTurnGenerated && !rendered.tokens.empty() &&
+            m_tokenizer->type(rendered.tokens.front()) == TokenType::Control) {
+            rendered.text.erase(0, m_tokenizer->piece(rendered.tokens.front(), true).size());
+            rendered.tokens.erase(rendered.tokens.begin());
+        }
+        return rendered;
+    }
     TemplateRenderer r(*this);
     if (m_layout == ChatLayout::Plain) return r.finish();
     if (!endOfTurnGenerated) r.marker(ChatMarker::ImEnd);

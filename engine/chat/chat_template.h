@@ -8,10 +8,9 @@
 //   <|im_start|>user\n{query}<|im_end|>\n<|im_start|>assistant\n      later user turns
 //   {text}<tool_call>[{"name":...,"arguments":{...}}]</tool_call><|im_end|>\n   assistant turn
 //   <|im_start|>tool\n<tool_result>{json}</tool_result><|im_end|>\n<|im_start|>assistant\n
-// ChatML (tokenizer.chat_template mentions <|im_start|>): the tools go in the system message,
-//   [BOS]<|im_start|>system\n{facts}\n<tools>{tools JSON}</tools>   <- the tool block
-//   <|im_end|>\n<|im_start|>user\n{query}<|im_end|>\n<|im_start|>assistant\n   first user turn
-//   and the rest as in Needle's layout.
+// ModelTemplate (the model's tokenizer.chat_template parses and renders tools): the model's own
+//   template renders the whole conversation; model_template.h finds the tool block, the closing
+//   and the call format from its renders, and chat/conversation.h feeds render differences.
 // Plain (any other model):
 //   [BOS]{facts}\nTools: <tools>{tools JSON}</tools>          <- the tool block
 //   \nUser: {query}\nAssistant:                              every user turn
@@ -25,13 +24,17 @@
 // through </tools>; the tools JSON is ToolSet::compactJson().
 #pragma once
 
+#include "chat/model_template.h"
+#include "chat/tool_block.h"
 #include "model/model.h"
+#include "tools/call_format.h"
 #include "tools/tool_calls.h"
 #include "tools/tool_schema.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -40,8 +43,8 @@
 
 namespace sinkscope {
 
-enum class ChatLayout { Needle, ChatMl, Plain };
-const char* chatLayoutName(ChatLayout layout); // "needle", "chatml", "plain"
+enum class ChatLayout { Needle, ModelTemplate, Plain };
+const char* chatLayoutName(ChatLayout layout); // "needle", "template", "plain"
 
 enum class ChatMarker {
     ImStart,
@@ -55,50 +58,38 @@ enum class ChatMarker {
 };
 std::string_view chatMarkerText(ChatMarker marker); // "<|im_start|>", ..., "</tool_result>"
 
-// Text as the model reads it (markers written out, BOS not shown) and its token ids.
-struct Rendered {
-    std::string text;
-    std::vector<int32_t> tokens;
-};
-
-// One tool's tokens in the tool block: [begin, end) token indexes, which are also its positions
-// (the block starts the session) and, with ToolsAndBos sinks, its sink slots.
-struct ToolTokenRange {
-    std::string name;
-    int begin = 0;
-    int end = 0;
-    int count() const { return end - begin; }
-};
-
-struct ToolBlock {
-    std::string text;
-    std::vector<int32_t> tokens;       // BOS through </tools>
-    std::vector<ToolTokenRange> tools; // in declaration order; a token belongs to the tool its
-                                       // first byte is in (the ',' after a tool is the tool's)
-    bool startsWithBos = false;
-    // Tokens to reserve beyond BOS: SessionOptions::sinkCapacity for a session that pins the block.
-    int sinkCapacity() const;
-};
-
 class ChatTemplate {
 public:
-    // Needle when the vocabulary has all eight markers as special tokens; ChatML when
-    // `chatTemplate` (GGUF tokenizer.chat_template) contains "<|im_start|>"; Plain otherwise.
+    // Needle when the vocabulary has all eight markers as special tokens; ModelTemplate when
+    // `chatTemplate` (GGUF tokenizer.chat_template) parses and renders a probe conversation with
+    // tools; Plain otherwise (notice() says why).
     static ChatLayout detectLayout(const Tokenizer& tokenizer, std::string_view chatTemplate);
     static ChatLayout detectLayout(const Model& model);
 
-    // `tokenizer` must outlive the template.
+    // Needle or Plain (ModelTemplate needs the template's text: std::invalid_argument). The
+    // tokenizer must outlive the template.
     ChatTemplate(const Tokenizer& tokenizer, ChatLayout layout);
-    explicit ChatTemplate(const Model& model); // the detected layout
+    // The detected layout for this template text ("" for none).
+    ChatTemplate(const Tokenizer& tokenizer, std::string_view chatTemplate,
+                 const ModelTemplateOptions& options = {});
+    explicit ChatTemplate(const Model& model, const ModelTemplateOptions& options = {});
 
     ChatLayout layout() const { return m_layout; }
     const Tokenizer& tokenizer() const { return *m_tokenizer; }
+    // The model's template (ModelTemplate layout only, else nullptr).
+    const ModelTemplate* modelTemplate() const { return m_model.get(); }
+    // How the model writes calls: from the template's render, else needleCallFormat().
+    CallFormat callFormat() const;
+    // What the playground should show about the layout: why a model with a template is Plain,
+    // the tools not pinned, the system-turn option in force; "" when nothing.
+    const std::string& notice() const { return m_notice; }
     // The marker's token id when it is one special token; nullopt when it is written as text.
     std::optional<int32_t> markerToken(ChatMarker marker) const;
-    // <|im_end|> as one token, where the layout ends turns with it.
+    // The token that ends an assistant turn (<|im_end|>, the template's own, e.g. <|eot_id|>).
     std::optional<int32_t> endOfTurnToken() const;
 
     ToolBlock toolBlock(const ToolSet& tools, std::string_view facts = {}) const;
+    // Needle and Plain only (ModelTemplate renders whole conversations: std::logic_error).
     // A user turn, ending where the assistant starts writing. The first one continues the message
     // the tool block opened.
     Rendered userTurn(std::string_view text, bool firstTurn) const;
@@ -107,13 +98,17 @@ public:
     Rendered assistantTurn(std::string_view text, std::span<const FunctionCall> calls) const;
     // What opens a call, as the assistant writes it.
     Rendered callOpening() const;
-    // What closes an assistant turn after its generated tokens; `endOfTurnGenerated` when the
-    // model already wrote <|im_end|>.
+    // What closes an assistant turn after its generated tokens (ModelTemplate: the template's
+    // closing); `endOfTurnGenerated` when the model already wrote the end-of-turn token.
     Rendered assistantClosing(bool endOfTurnGenerated) const;
 
 private:
+    void requireOwnLayout() const; // std::logic_error for ModelTemplate
+
     const Tokenizer* m_tokenizer;
     ChatLayout m_layout;
+    std::shared_ptr<const ModelTemplate> m_model; // ModelTemplate only
+    std::string m_notice;
     std::optional<int32_t> m_markerTokens[8]; // by ChatMarker
 };
 

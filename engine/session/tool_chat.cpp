@@ -65,14 +65,17 @@ RebuiltSession rebuildSession(const Model& model, SessionOptions options, const 
 }
 
 ToolChat::ToolChat(const Model& model, const SessionOptions& options, ToolSet tools,
-                   std::string facts, std::optional<ChatLayout> layout)
-    : ToolChat(model, options, std::move(tools), std::move(facts), {}, {}, layout) {}
+                   std::string facts, std::optional<ChatLayout> layout,
+                   const ModelTemplateOptions& templateOptions)
+    : ToolChat(model, options, std::move(tools), std::move(facts), {}, {}, layout,
+               templateOptions) {}
 
 ToolChat::ToolChat(const Model& model, const SessionOptions& options, ToolSet tools,
                    std::string facts, std::span<const Turn> earlier, const StepCallback& onStep,
-                   std::optional<ChatLayout> layout)
-    : m_model(model), m_options(options),
-      m_template(model.tokenizer(), layout.value_or(ChatTemplate::detectLayout(model))),
+                   std::optional<ChatLayout> layout, const ModelTemplateOptions& templateOptions)
+    : m_model(model), m_options(options), m_template(layout && *layout != ChatLayout::ModelTemplate
+                                                         ? ChatTemplate(model.tokenizer(), *layout)
+                                                         : ChatTemplate(model, templateOptions)),
       m_trie(model.tokenizer()), m_conversation(m_template) {
     m_conversation.addRetokenized(earlier);
     pin(options, std::move(tools), std::move(facts), onStep);
@@ -81,10 +84,19 @@ ToolChat::ToolChat(const Model& model, const SessionOptions& options, ToolSet to
 void ToolChat::pin(const SessionOptions& options, ToolSet tools, std::string facts,
                    const StepCallback& onStep) {
     ToolBlock block = m_template.toolBlock(tools, facts);
-    auto grammar =
-        std::make_unique<CallGrammar>(tools, callGrammarOptions(m_template, needleCallFormat()));
-    RebuiltSession rebuilt =
-        rebuildSession(m_model, options, block, m_conversation.transcriptTokens(), onStep);
+    auto grammar = std::make_unique<CallGrammar>(
+        tools, callGrammarOptions(m_template, m_template.callFormat()));
+    m_conversation.setContext(tools, facts, block);
+    if (m_conversation.lastChange().blockChanged)
+        block = m_conversation.templateTranscript()->block();
+    RebuiltSession rebuilt;
+    try {
+        rebuilt =
+            rebuildSession(m_model, options, block, m_conversation.transcriptTokens(), onStep);
+    } catch (...) {
+        m_conversation.setContext(m_tools, m_facts, m_block); // back to the chat as it was
+        throw;
+    }
     // Only now, with everything built, does the chat switch to the new tools.
     m_options = options;
     m_tools = std::move(tools);
@@ -108,24 +120,41 @@ RebuildReport ToolChat::rebuild(const SessionOptions& options, const StepCallbac
 ToolResponse ToolChat::ask(std::string_view userText, const RespondOptions& options,
                            const StepCallback& onStep) {
     const Turn& turn = m_conversation.addUser(userText);
+    followRender(onStep);
     return respond(turn.tokens, options, onStep);
 }
 
 ToolResponse ToolChat::sendToolResult(const nlohmann::ordered_json& result,
                                       const RespondOptions& options, const StepCallback& onStep) {
     const Turn& turn = m_conversation.addToolResult(result);
+    followRender(onStep);
     return respond(turn.tokens, options, onStep);
+}
+
+void ToolChat::followRender(const StepCallback& onStep) {
+    m_lastTurn = TurnTiming{};
+    if (!m_conversation.templateTranscript()) return;
+    const TranscriptChange& change = m_conversation.lastChange();
+    if (!change.rerendered) return;
+    if (change.blockChanged) m_block = m_conversation.templateTranscript()->block();
+    const std::vector<int32_t> transcript = m_conversation.transcriptTokens();
+    RebuiltSession rebuilt = rebuildSession(m_model, m_options, m_block,
+                                            std::span(transcript).first(change.kept), onStep);
+    m_session = std::move(rebuilt.session);
+    m_lastRebuild = rebuilt.report;
+    m_lastTurn.rerendered = true;
+    m_lastTurn.rerenderReason = change.reason;
+    m_lastTurn.replayedTokens = rebuilt.report.replayedTokens;
 }
 
 ToolResponse ToolChat::respond(std::span<const int32_t> prompt, const RespondOptions& options,
                                const StepCallback& onStep) {
-    m_lastTurn = TurnTiming{};
     m_lastTurn.promptTokens = static_cast<int>(prompt.size());
     auto start = Clock::now();
     const std::span<const float> logits = m_session->prefill(prompt, onStep);
     m_lastTurn.prefillSeconds = secondsSince(start);
     start = Clock::now();
-    const CallFormat format = needleCallFormat();
+    const CallFormat format = m_template.callFormat();
     const TurnContext context{m_template, m_tools, *m_grammar, m_trie, m_block, format};
     ToolResponse response = generateAssistantTurn(*m_session, logits, context, options, onStep);
     m_lastTurn.decodeSeconds = secondsSince(start);

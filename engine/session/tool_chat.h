@@ -15,11 +15,11 @@
 // whole in conversation().
 #pragma once
 
-#include "session/assistant_turn.h"
-#include "tools/call_grammar.h"
 #include "chat/chat_template.h"
 #include "chat/conversation.h"
+#include "session/assistant_turn.h"
 #include "session/session.h"
+#include "tools/call_grammar.h"
 #include "tools/token_trie.h"
 #include "tools/tool_calls.h"
 #include "tools/tool_schema.h"
@@ -54,12 +54,18 @@ struct RebuildReport {
     int transcriptTokens = 0; // the whole transcript, kept in the conversation
 };
 
-// How the last turn's time split: its prompt (the user's or the tool's turn) and the reply.
+// How the last turn's time split: its prompt (the user's or the tool's turn) and the reply, and
+// (model's template) whether its render still extended the cache.
 struct TurnTiming {
     int promptTokens = 0;
     int assistantTokens = 0; // fed, forced ones included
     double prefillSeconds = 0;
     double decodeSeconds = 0;
+    // The template rendered the conversation differently from the cache: the session was rebuilt
+    // from the block and the new render's tokens before the prompt (template_transcript.h).
+    bool rerendered = false;
+    std::string rerenderReason; // one line for the playground
+    int replayedTokens = 0;     // re-prefilled for it, before the prompt
 };
 
 struct RebuiltSession {
@@ -76,15 +82,19 @@ RebuiltSession rebuildSession(const Model& model, SessionOptions options, const 
 class ToolChat {
 public:
     // Builds the session for `tools` (and `facts`, the optional system text) in the model's
-    // detected layout, or `layout`. Attribution needs options.probe enabled ({true, -1, -1}).
+    // detected layout (its own template where it has one that renders tools, under
+    // `templateOptions`), or `layout` (Needle or Plain). Attribution needs options.probe enabled
+    // ({true, -1, -1}).
     ToolChat(const Model& model, const SessionOptions& options, ToolSet tools,
-             std::string facts = {}, std::optional<ChatLayout> layout = {});
+             std::string facts = {}, std::optional<ChatLayout> layout = {},
+             const ModelTemplateOptions& templateOptions = {});
     // Continues `earlier` (another chat's turns, perhaps on another model; none for a fresh
     // chat): its turns are rendered and tokenised anew with this model's template, and the session
     // holds the block and their last W tokens. `onStep` sees every token fed while building.
     ToolChat(const Model& model, const SessionOptions& options, ToolSet tools, std::string facts,
              std::span<const Turn> earlier, const StepCallback& onStep,
-             std::optional<ChatLayout> layout = {});
+             std::optional<ChatLayout> layout = {},
+             const ModelTemplateOptions& templateOptions = {});
     ToolChat(const ToolChat&) = delete;
     ToolChat& operator=(const ToolChat&) = delete;
 
@@ -105,6 +115,9 @@ public:
     const Model& model() const { return m_model; }
     const Session& session() const { return *m_session; }
     const ChatTemplate& chatTemplate() const { return m_template; }
+    // How the model writes calls (chatTemplate().callFormat()): the grammar is compiled for it and
+    // the turn generator decodes in it (TurnContext::format).
+    CallFormat callFormat() const { return m_template.callFormat(); }
     const ToolSet& tools() const { return m_tools; }
     const std::string& facts() const { return m_facts; }
     const ToolBlock& toolBlock() const { return m_block; }
@@ -121,6 +134,9 @@ private:
     // Prefills `prompt` (a turn already added to the conversation) and generates the answer.
     ToolResponse respond(std::span<const int32_t> prompt, const RespondOptions& options,
                          const StepCallback& onStep);
+    // Where the template rendered the conversation differently from the cache: the session
+    // becomes the block and the transcript's unchanged tokens, before the turn's prompt.
+    void followRender(const StepCallback& onStep);
     // Builds the session for `tools` under `options`; the chat switches only once all is built.
     void pin(const SessionOptions& options, ToolSet tools, std::string facts,
              const StepCallback& onStep);

@@ -3,8 +3,8 @@
 // change of tools or of session options that rebuilds the sinks while keeping the whole
 // transcript, a chat continued on another model, end-of-text ignored, and which steps the
 // assistant wrote.
-#include "test_support.h"
 #include "session/tool_chat.h"
+#include "test_support.h"
 #include "tool_test_support.h"
 
 #include <QtTest>
@@ -84,9 +84,11 @@ private slots:
     void detectsTheLayout() {
         QCOMPARE(ChatTemplate::detectLayout(*m_needle), ChatLayout::Needle);
         QCOMPARE(ChatTemplate::detectLayout(*m_plain), ChatLayout::Plain);
+        // a template that does not render tools is no layout of its own
         QCOMPARE(ChatTemplate::detectLayout(m_plain->tokenizer(),
-                                            "{% for m in messages %}<|im_start|>{{ m.role }}"),
-                 ChatLayout::ChatMl);
+                                            "{% for m in messages %}<|im_start|>{{ m.role }}"
+                                            "{% endfor %}"),
+                 ChatLayout::Plain);
         // one marker missing: not Needle's vocabulary
         SyntheticSpec partial = smallSpec(true);
         partial.extraSpecialTokens.pop_back();
@@ -108,15 +110,6 @@ private slots:
             << "<|im_start|>system\nThe user lives in Porto.<|im_end|>\n<|im_start|>user\n<tools>" +
                    tools + "</tools>"
             << "\nIs the server up?<|im_end|>\n<|im_start|>assistant\n"
-            << "<|im_start|>user\nAnd now?<|im_end|>\n<|im_start|>assistant\n"
-            << R"(Checking.<tool_call>[{"name":"ping","arguments":{"host":"db1"}}]</tool_call><|im_end|>)"
-               "\n"
-            << "<|im_start|>tool\n<tool_result>{\"up\":true}</"
-               "tool_result><|im_end|>\n<|im_start|>assistant\n";
-        QTest::newRow("chatml")
-            << int(ChatLayout::ChatMl)
-            << "<|im_start|>system\nThe user lives in Porto.\n<tools>" + tools + "</tools>"
-            << "<|im_end|>\n<|im_start|>user\nIs the server up?<|im_end|>\n<|im_start|>assistant\n"
             << "<|im_start|>user\nAnd now?<|im_end|>\n<|im_start|>assistant\n"
             << R"(Checking.<tool_call>[{"name":"ping","arguments":{"host":"db1"}}]</tool_call><|im_end|>)"
                "\n"
@@ -157,9 +150,6 @@ private slots:
         const ToolSet tools = toolsFrom(kTools);
         QVERIFY(ChatTemplate(*m_needle).toolBlock(tools).text.starts_with(
             "<|im_start|>user\n<tools>["));
-        QVERIFY(ChatTemplate(m_plain->tokenizer(), ChatLayout::ChatMl)
-                    .toolBlock(tools)
-                    .text.starts_with("<|im_start|>system\n<tools>["));
         QVERIFY(ChatTemplate(*m_plain).toolBlock(tools).text.starts_with("Tools: <tools>["));
         QCOMPARE(ChatTemplate(*m_needle).toolBlock(ToolSet{}).text,
                  std::string("<|im_start|>user\n<tools>[]</tools>"));
@@ -209,7 +199,6 @@ private slots:
     void toolRangesCoverTheirDefinitions_data() {
         QTest::addColumn<int>("layout");
         QTest::newRow("needle") << int(ChatLayout::Needle);
-        QTest::newRow("chatml") << int(ChatLayout::ChatMl);
         QTest::newRow("plain") << int(ChatLayout::Plain);
     }
     void toolRangesCoverTheirDefinitions() {

@@ -47,8 +47,17 @@ void requireRoundTrip(const ToolSet& tools) {
             finding("the round trip renamed a tool");
 }
 
-void requireWellFormedBlock(const Tokenizer& tokenizer, const ToolSet& tools, ChatLayout layout) {
-    const ToolBlock block = ChatTemplate(tokenizer, layout).toolBlock(tools, "Facts.");
+// A ChatML template with the tools in the system turn, as Hugging Face tojson writes them.
+constexpr std::string_view kToolTemplate =
+    "{%- if tools %}<|im_start|>system\n{% if messages[0].role == 'system' %}"
+    "{{ messages[0].content }}\n{% endif %}<tools>{% for t in tools %}\n{{ t | tojson }}"
+    "{% endfor %}\n</tools><|im_end|>\n{% elif messages[0].role == 'system' %}"
+    "<|im_start|>system\n{{ messages[0].content }}<|im_end|>\n{% endif %}"
+    "{% for m in messages if m.role != 'system' %}<|im_start|>{{ m.role }}\n{{ m.content }}"
+    "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+
+void requireWellFormedBlock(const Tokenizer& tokenizer, const ToolBlock& block,
+                            const ToolSet& tools) {
     if (block.tokens.empty()) finding("an empty tool block");
     if (block.startsWithBos != (block.tokens.front() == tokenizer.bos()))
         finding("the tool block's BOS flag is wrong");
@@ -74,8 +83,18 @@ void check(std::string_view text) {
     if (!parsed.tools) return;
     requireRoundTrip(*parsed.tools);
     static const Tokenizer tokenizer(fuzz::fuzzVocabulary(true));
-    for (const ChatLayout layout : {ChatLayout::Needle, ChatLayout::ChatMl, ChatLayout::Plain})
-        requireWellFormedBlock(tokenizer, *parsed.tools, layout);
+    for (const ChatLayout layout : {ChatLayout::Needle, ChatLayout::Plain})
+        requireWellFormedBlock(tokenizer,
+                               ChatTemplate(tokenizer, layout).toolBlock(*parsed.tools, "Facts."),
+                               *parsed.tools);
+    static const std::optional<ModelTemplate> model = [] {
+        std::string whyNot;
+        auto made = ModelTemplate::create(tokenizer, kToolTemplate, {}, 0, whyNot);
+        if (!made) finding("the fuzz tool template is refused: " + whyNot);
+        return made;
+    }();
+    if (parsed.tools->tools.empty()) return; // no tools: nothing is pinned
+    requireWellFormedBlock(tokenizer, model->toolBlock(*parsed.tools, "Facts."), *parsed.tools);
 }
 
 } // namespace

@@ -22,9 +22,10 @@ QString vocabularyText(const ModelInfo& info) {
 }
 
 QString templateText(const ModelInfo& info) {
-    const QString layout = info.chatLayout == QLatin1String("needle")   ? QObject::tr("Needle")
-                           : info.chatLayout == QLatin1String("chatml") ? QObject::tr("ChatML")
-                                                                        : QObject::tr("plain text");
+    const QString layout = info.chatLayout == QLatin1String("needle") ? QObject::tr("Needle")
+                           : info.chatLayout == QLatin1String("template")
+                               ? QObject::tr("the model's own template")
+                               : QObject::tr("plain text");
     if (info.chatTemplateBytes == 0)
         return QObject::tr("%1 (the file has no chat template)").arg(layout);
     return QObject::tr("%1 (the file's template: %2 bytes)")

@@ -59,7 +59,7 @@ struct ModelInfo {
     QList<QPair<QString, int>> weightTypes; // ggml type name and tensor count, most tensors first
     QString vocabularyModel;                // tokenizer.ggml.model: "llama" (SentencePiece), "gpt2"
     QString preTokenizer;                   // tokenizer.ggml.pre, "" when absent
-    QString chatLayout;           // the layout the chat writes: "needle", "chatml", "plain"
+    QString chatLayout;           // the layout the chat writes: "needle", "template", "plain"
     qint64 chatTemplateBytes = 0; // tokenizer.chat_template's size; 0 when absent
 
     QString displayName() const; // the GGUF name, or the file name when it has none
@@ -120,7 +120,7 @@ struct SessionInfo {
     qint64 bytesAllocated = 0;
     qint64 budgetBytes = 0;
     int chatEpoch = 0;
-    QString chatLayout;        // "needle", "chatml" or "plain"
+    QString chatLayout;        // "needle", "template" or "plain"
     QList<ToolSpan> toolSpans; // in declaration order
     SinkBudgetInfo sinkBudget;
     qint64 transcriptTokens = 0; // the whole conversation, kept
