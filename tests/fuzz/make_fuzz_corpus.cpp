@@ -1,10 +1,13 @@
 // Writes the fuzzers' seed corpora and dictionaries from the project's own writer:
 //   make_fuzz_corpus DIR    (DIR = tests/fuzz; the files are committed, regenerate after a format
 //                            change)
-// DIR/corpus/fuzz_gguf/       tiny valid models (each tensor type, both RoPE styles, tied output,
-//                             v2, other alignments), a synthetic model, and one corrupt file per
-//                             failure family (header, counts, lengths, duplicates, tokenizer,
-//                             shapes, types, truncation)
+// DIR/corpus/fuzz_gguf/       tiny valid models (each 32-value block type, both RoPE styles, tied
+//                             output, v2, other alignments; qwen2 with biases, a byte-level BPE
+//                             vocabulary and a chat template; llama with rope_freqs; qwen3 with
+//                             Q/K norms), a synthetic model, and one corrupt file per failure
+//                             family (header, counts, lengths, duplicates, tokenizer, merges,
+//                             shapes, bias and rope_freqs lengths, K-quant rows, types,
+//                             truncation)
 // DIR/corpus/fuzz_tokenizer/  texts: ASCII, spaces, multi-byte UTF-8, invalid UTF-8, specials
 // DIR/corpus/fuzz_bpe_tokenizer/  texts for the pre-tokenizers: contractions, digit runs,
 //                             whitespace runs, scripts, punctuation, invalid UTF-8, specials
@@ -18,21 +21,23 @@
 // DIR/fuzz_bpe_tokenizer.dict the BPE fuzz vocabulary's pieces, as the bytes they stand for
 // DIR/fuzz_tools.dict         JSON punctuation, literals and the schema and call keywords
 #include "fuzz_bpe_vocabulary.h"
-#include "tools/call_matcher.h"
 #include "fuzz_vocabulary.h"
 #include "gguf/gguf.h"
 #include "gguf/gguf_writer.h"
 #include "model/synthetic.h"
+#include "tools/call_matcher.h"
 #include "tools/tool_preset.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -56,6 +61,17 @@ struct TinySpec {
     uint32_t alignment = 32;
     std::string omitTensor;
     std::map<std::string, uint32_t> uint32Overrides; // key -> value written instead
+    // qwen2 / qwen3 / Llama-3 parts: a byte-level BPE vocabulary (with `merges`, tokenizer.ggml.pre
+    // `pre`), Q/K/V biases, rope_freqs ([head_dim / 2] unless ropeFreqsLength), Q/K norms.
+    bool bpe = false;
+    std::vector<std::string> merges = {"a b", "\xC4\xA0 a"};
+    std::string pre = "qwen2";
+    std::string chatTemplate;
+    bool qkvBias = false;
+    int biasLength = 0; // 0: the projection's width
+    bool ropeFreqs = false;
+    int ropeFreqsLength = 0;
+    bool qkNorm = false;
 };
 
 constexpr int kTinyHeads = 2;
@@ -74,6 +90,41 @@ const std::vector<std::string> kTinyPieces = {"<unk>",
                                               "<0x0A>"};
 const std::vector<float> kTinyScores = {0, 0, 0, -1, -2, -2, -3, -4, 0, 0};
 const std::vector<int32_t> kTinyTypes = {2, 3, 3, 1, 1, 1, 1, 1, 3, 6};
+// GPT-2's byte characters (U+0120 is the space), a merge chain, and control tokens.
+const std::vector<std::string> kTinyBpePieces = {"a",
+                                                 "b",
+                                                 "ab",
+                                                 "\xC4\xA0",
+                                                 "\xC4\xA0"
+                                                 "a",
+                                                 "\xC4\x8A",
+                                                 "<|endoftext|>",
+                                                 "<|im_start|>",
+                                                 "<|im_end|>",
+                                                 "c"};
+const std::vector<int32_t> kTinyBpeTypes = {1, 1, 1, 1, 1, 1, 3, 3, 3, 1};
+
+void writeTinyVocabulary(GgufWriter& w, const TinySpec& spec,
+                         const std::function<void(const std::string&, uint32_t)>& u32) {
+    if (!spec.bpe) {
+        w.setString("tokenizer.ggml.model", "llama");
+        w.setStringArray("tokenizer.ggml.tokens", kTinyPieces);
+        w.setFloat32Array("tokenizer.ggml.scores", kTinyScores);
+        w.setInt32Array("tokenizer.ggml.token_type", kTinyTypes);
+        u32("tokenizer.ggml.bos_token_id", 1);
+        u32("tokenizer.ggml.eos_token_id", 2);
+        return;
+    }
+    w.setString("tokenizer.ggml.model", "gpt2");
+    w.setString("tokenizer.ggml.pre", spec.pre);
+    w.setStringArray("tokenizer.ggml.tokens", kTinyBpePieces);
+    w.setInt32Array("tokenizer.ggml.token_type", kTinyBpeTypes);
+    w.setStringArray("tokenizer.ggml.merges", spec.merges);
+    u32("tokenizer.ggml.bos_token_id", 6);
+    u32("tokenizer.ggml.eos_token_id", 8);
+    w.setBool("tokenizer.ggml.add_bos_token", false);
+    if (!spec.chatTemplate.empty()) w.setString("tokenizer.chat_template", spec.chatTemplate);
+}
 
 std::vector<float> pattern(size_t count, float phase) {
     std::vector<float> values(count);
@@ -91,7 +142,7 @@ GgufWriter tinyModel(const TinySpec& spec) {
     };
     const int headDim = spec.embd / kTinyHeads;
     const int kvDim = kTinyKvHeads * headDim;
-    const int vocab = static_cast<int>(kTinyPieces.size());
+    const int vocab = static_cast<int>(spec.bpe ? kTinyBpePieces.size() : kTinyPieces.size());
     w.setString("general.architecture", arch);
     w.setString("general.name", "tiny fuzz seed");
     u32(arch + ".context_length", 64);
@@ -103,12 +154,7 @@ GgufWriter tinyModel(const TinySpec& spec) {
     if (spec.explicitKeyLength) u32(arch + ".attention.key_length", static_cast<uint32_t>(headDim));
     w.setFloat32(arch + ".rope.freq_base", 10000.0f);
     w.setFloat32(arch + ".attention.layer_norm_rms_epsilon", 1e-5f);
-    w.setString("tokenizer.ggml.model", "llama");
-    w.setStringArray("tokenizer.ggml.tokens", kTinyPieces);
-    w.setFloat32Array("tokenizer.ggml.scores", kTinyScores);
-    w.setInt32Array("tokenizer.ggml.token_type", kTinyTypes);
-    u32("tokenizer.ggml.bos_token_id", 1);
-    u32("tokenizer.ggml.eos_token_id", 2);
+    writeTinyVocabulary(w, spec, u32);
 
     float phase = 0;
     const auto tensor = [&](const std::string& name, std::vector<int64_t> dims, GgmlType type) {
@@ -131,6 +177,19 @@ GgufWriter tinyModel(const TinySpec& spec) {
     matrix("blk.0.attn_k.weight", kvDim, spec.embd);
     matrix("blk.0.attn_v.weight", kvDim, spec.embd);
     matrix("blk.0.attn_output.weight", spec.embd, spec.embd);
+    if (spec.qkvBias) {
+        const auto width = [&](int natural) { return spec.biasLength ? spec.biasLength : natural; };
+        tensor("blk.0.attn_q.bias", {width(spec.embd)}, GgmlType::F32);
+        tensor("blk.0.attn_k.bias", {width(kvDim)}, GgmlType::F32);
+        tensor("blk.0.attn_v.bias", {width(kvDim)}, GgmlType::F32);
+    }
+    if (spec.qkNorm) {
+        tensor("blk.0.attn_q_norm.weight", {headDim}, GgmlType::F32);
+        tensor("blk.0.attn_k_norm.weight", {headDim}, GgmlType::F32);
+    }
+    if (spec.ropeFreqs)
+        tensor("rope_freqs.weight", {spec.ropeFreqsLength ? spec.ropeFreqsLength : headDim / 2},
+               GgmlType::F32);
     norm("blk.0.ffn_norm.weight");
     matrix("blk.0.ffn_gate.weight", spec.ff, spec.embd);
     matrix("blk.0.ffn_up.weight", spec.ff, spec.embd);
@@ -191,9 +250,49 @@ std::map<std::string, Bytes> ggufSeeds() {
          tinyModel({.uint32Overrides = {{"tokenizer.ggml.bos_token_id", 99}}}).bytes()},
         {"no-layers.gguf", tinyModel({.uint32Overrides = {{"llama.block_count", 0}}}).bytes()},
     };
+    const std::string chatml =
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+    const TinySpec qwen2{.architecture = "qwen2",
+                         .tiedOutput = true,
+                         .bpe = true,
+                         .chatTemplate = chatml,
+                         .qkvBias = true};
+    seeds["tiny-qwen2-bpe.gguf"] = tinyModel(qwen2).bytes();
+    seeds["tiny-llama3-rope-freqs.gguf"] =
+        tinyModel({.bpe = true, .pre = "llama-bpe", .ropeFreqs = true}).bytes();
+    seeds["tiny-qwen3-qk-norm.gguf"] =
+        tinyModel({.architecture = "qwen3", .explicitKeyLength = true, .bpe = true, .qkNorm = true})
+            .bytes();
+    for (const GgmlType type :
+         {GgmlType::BF16, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL}) {
+        std::string name = std::string("tiny-") + ggmlTypeName(type) + ".gguf";
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        seeds[name] = tinyModel(blockTyped(type)).bytes();
+    }
+    TinySpec unknownPre = qwen2;
+    unknownPre.pre = "not-a-pre-tokenizer";
+    seeds["unknown-pre-tokenizer.gguf"] = tinyModel(unknownPre).bytes();
+    TinySpec missingMerge = qwen2;
+    missingMerge.merges = {"a b", "x y"};
+    seeds["merge-of-missing-tokens.gguf"] = tinyModel(missingMerge).bytes();
+    TinySpec shortBias = qwen2;
+    shortBias.biasLength = 3;
+    seeds["bias-wrong-length.gguf"] = tinyModel(shortBias).bytes();
+    seeds["rope-freqs-wrong-length.gguf"] =
+        tinyModel({.bpe = true, .ropeFreqs = true, .ropeFreqsLength = 5}).bytes();
+    TinySpec brokenTemplate = qwen2;
+    brokenTemplate.chatTemplate = "{% for m in messages %}{{ m.content ";
+    seeds["template-does-not-parse.gguf"] = tinyModel(brokenTemplate).bytes();
+    // A K-quant weight whose rows (32 values) are not whole 256-value super-blocks.
+    GgufWriter shortRows = tinyModel({.omitTensor = "blk.0.ffn_down.weight"});
+    shortRows.addTensor("blk.0.ffn_down.weight", GgmlType::Q4_K, {4, 4}, Bytes(144, 0));
+    seeds["k-quant-short-rows.gguf"] = shortRows.bytes();
     GgufWriter duplicate = tinyModel({});
     duplicate.setString("general.name", "twice");
     seeds["duplicate-key.gguf"] = duplicate.bytes();
+    // A norm may only be F32 (ggml's norms read floats).
     GgufWriter unsupported = tinyModel({.omitTensor = "output_norm.weight"});
     unsupported.addTensor("output_norm.weight", GgmlType::Q4_K, {256}, Bytes(144, 0));
     seeds["unsupported-type.gguf"] = unsupported.bytes();
@@ -379,6 +478,22 @@ std::set<std::string> ggufDictionary() {
                                    "general.alignment",
                                    "llama.attention.key_length",
                                    "exaone",
+                                   "qwen2",
+                                   "qwen3",
+                                   "gpt2",
+                                   "llama-bpe",
+                                   "smollm",
+                                   "tokenizer.ggml.merges",
+                                   "tokenizer.ggml.pre",
+                                   "tokenizer.chat_template",
+                                   "rope_freqs.weight",
+                                   "blk.0.attn_q.bias",
+                                   "blk.0.attn_k.bias",
+                                   "blk.0.attn_v.bias",
+                                   "blk.0.attn_q_norm.weight",
+                                   "blk.0.attn_k_norm.weight",
+                                   "output.bias",
+                                   "llama.attention.value_length",
                                    "tokenizer.ggml.unknown_token_id",
                                    "tokenizer.ggml.add_bos_token",
                                    "tokenizer.ggml.add_space_prefix",
