@@ -209,6 +209,17 @@ template <typename T> void patch(Bytes& bytes, size_t offset, T value) {
     std::memcpy(bytes.data() + offset, &value, sizeof value);
 }
 
+// A tensor's info in the header: its name (u64 length, bytes), u32 n_dims, n_dims u64 dims, then
+// the u32 type id rewritten here.
+void patchTensorType(Bytes& bytes, const std::string& name, GgmlType type) {
+    const auto at = std::search(bytes.begin(), bytes.end(), name.begin(), name.end());
+    if (at == bytes.end()) throw std::runtime_error("no tensor " + name + " to patch");
+    const size_t dimsAt = static_cast<size_t>(at - bytes.begin()) + name.size();
+    uint32_t dims = 0;
+    std::memcpy(&dims, bytes.data() + dimsAt, sizeof dims);
+    patch<uint32_t>(bytes, dimsAt + 4 + 8 * dims, static_cast<uint32_t>(type));
+}
+
 Bytes patched(Bytes bytes, const std::function<void(Bytes&)>& edit) {
     edit(bytes);
     return bytes;
@@ -285,10 +296,10 @@ std::map<std::string, Bytes> ggufSeeds() {
     TinySpec brokenTemplate = qwen2;
     brokenTemplate.chatTemplate = "{% for m in messages %}{{ m.content ";
     seeds["template-does-not-parse.gguf"] = tinyModel(brokenTemplate).bytes();
-    // A K-quant weight whose rows (32 values) are not whole 256-value super-blocks.
-    GgufWriter shortRows = tinyModel({.omitTensor = "blk.0.ffn_down.weight"});
-    shortRows.addTensor("blk.0.ffn_down.weight", GgmlType::Q4_K, {4, 4}, Bytes(144, 0));
-    seeds["k-quant-short-rows.gguf"] = shortRows.bytes();
+    // A K-quant weight whose rows (4 values) are not whole 256-value super-blocks: the tiny
+    // model with one tensor's type id rewritten (the writer itself refuses such a shape).
+    seeds["k-quant-short-rows.gguf"] = patched(
+        tiny, [](Bytes& b) { patchTensorType(b, "blk.0.ffn_down.weight", GgmlType::Q4_K); });
     GgufWriter duplicate = tinyModel({});
     duplicate.setString("general.name", "twice");
     seeds["duplicate-key.gguf"] = duplicate.bytes();
