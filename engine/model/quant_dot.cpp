@@ -77,7 +77,10 @@ template <typename Block> void quantizeQ8Activations(const float* x, void* dst, 
         block.d = fp32ToFp16(d);
         int sum = 0;
         for (int i = 0; i < 32; ++i) {
-            block.qs[i] = static_cast<int8_t>(std::nearbyint(values[i] * inverse));
+            // A NaN (from a NaN or infinite activation) becomes -128, as _mm256_cvtps_epi32 and
+            // the saturating packs turn it.
+            const float scaled = std::nearbyint(values[i] * inverse);
+            block.qs[i] = std::isnan(scaled) ? int8_t{-128} : static_cast<int8_t>(scaled);
             sum += block.qs[i];
         }
         if constexpr (requires { block.s; }) block.s = fp32ToFp16(d * static_cast<float>(sum));

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -141,6 +142,7 @@ class TestQuantDot : public QObject {
 private slots:
     void activationTypes_data();
     void activationTypes();
+    void nonFiniteActivations();
     void typesWithoutADot();
     void handComputedDots();
     void dotsMatchTheDequantizedRows_data();
@@ -173,6 +175,31 @@ void TestQuantDot::activationTypes() {
     QFETCH(uint32_t, activation);
     QVERIFY(quantDotSupported(GgmlType(weight)));
     QCOMPARE(uint32_t(activationType(GgmlType(weight))), activation);
+}
+
+// A corrupt model can make NaN or infinite activations: they quantize to -128 (as ggml's AVX2
+// quantizer turns them), never an undefined conversion, and the block's scale ignores the NaN.
+void TestQuantDot::nonFiniteActivations() {
+    std::vector<float> x(32, 0.0f);
+    x[0] = 1.0f;
+    x[1] = std::numeric_limits<float>::quiet_NaN();
+    x[2] = 2.0f;
+    x[3] = -0.5f;
+    std::vector<uint8_t> block(34);
+    quantizeActivations(GgmlType::Q8_0, x.data(), block.data(), 32);
+    const auto quant = [&](int i) { return static_cast<int8_t>(block[2 + i]); };
+    QCOMPARE(fp16ToFp32(static_cast<uint16_t>(block[0] | (block[1] << 8))),
+             fp16ToFp32(fp32ToFp16(2.0f / 127.0f)));
+    QCOMPARE(quant(0), int8_t{64}); // 63.5, rounded half to even
+    QCOMPARE(quant(1), int8_t{-128});
+    QCOMPARE(quant(2), int8_t{127});
+    QCOMPARE(quant(3), int8_t{-32}); // -31.75
+    // amax infinite: 127 / amax = 0, finite values quantize to 0, the infinite one (inf * 0 is
+    // NaN) to -128
+    x[2] = std::numeric_limits<float>::infinity();
+    quantizeActivations(GgmlType::Q8_0, x.data(), block.data(), 32);
+    QCOMPARE(quant(0), int8_t{0});
+    QCOMPARE(quant(2), int8_t{-128});
 }
 
 void TestQuantDot::typesWithoutADot() {
