@@ -14,6 +14,8 @@
 #include "window_test_support.h"
 
 #include <QCheckBox>
+#include <QFile>
+#include <QLocale>
 #include <QToolButton>
 
 #include <memory>
@@ -25,6 +27,11 @@ namespace {
 
 constexpr int kWaitMs = 120'000;
 const QString kSmartHome = QStringLiteral("Smart home");
+
+// As the panels write a count (display_text.h tokenCount).
+QString tokens(qint64 count) {
+    return QStringLiteral("%1 tokens").arg(QLocale().toString(count));
+}
 
 QString referenceModel(const QString& file) {
     return test::sharedPath(QStringLiteral("reference/models/") + file);
@@ -44,12 +51,13 @@ SessionInfo waitForSession(QSignalSpy& sessions, const QString& reason) {
     return sessions.constLast().at(0).value<SessionInfo>();
 }
 
-// A shown window on `modelPath` (the built-in model when empty) with Smart home pinned, and its
-// first session; nothing is written to the settings.
-std::unique_ptr<MainWindow> openWindow(const QString& modelPath, SessionInfo& first) {
+// A shown window on `modelPath` (the built-in model when empty) with `preset` (a name or a file)
+// pinned, and its first session; nothing is written to the settings.
+std::unique_ptr<MainWindow> openWindow(const QString& modelPath, SessionInfo& first,
+                                       const QString& preset = kSmartHome) {
     MainWindow::Options options;
     options.modelPath = modelPath;
-    options.preset = kSmartHome;
+    options.preset = preset;
     options.persistSettings = false;
     auto window = std::make_unique<MainWindow>(options);
     QSignalSpy sessions(window.get(), &MainWindow::sessionRebuilt);
@@ -110,8 +118,8 @@ private slots:
         QCOMPARE(session.toolSpans.size(), qsizetype(block.tools.size()));
         const QString line = window->toolsPage()->templateText();
         QVERIFY2(line.contains(QStringLiteral("Tools pinned:</b> the model's template's tool block "
-                                              "(%1 tokens)")
-                                   .arg(block.tokens.size())),
+                                              "(%1)")
+                                   .arg(tokens(qint64(block.tokens.size())))),
                  qPrintable(line));
         QVERIFY2(line.contains(QStringLiteral("tagged objects &lt;tool_call&gt; … "
                                               "&lt;/tool_call&gt;, arguments")),
@@ -168,8 +176,8 @@ private slots:
         QVERIFY(!after.toolSpans.isEmpty());
         QVERIFY(after.toolSpans.constLast().end <= after.sinksUsed);
         QVERIFY(window->toolsPage()->templateText().contains(
-            QStringLiteral("Tools pinned in the system turn</b> (%1 tokens)")
-                .arg(after.sinksUsed)));
+            QStringLiteral("Tools pinned in the system turn</b> (%1)")
+                .arg(tokens(after.sinksUsed))));
         QVERIFY(window->banner()->message().contains(QStringLiteral("not how the model was")));
 
         ModelInfoDialog* dialog = clickModelLabel(*window);
@@ -188,9 +196,24 @@ private slots:
         QVERIFY(session.chatTemplate.notice.isEmpty());
         QVERIFY(!window->toolsPage()->systemTurnOption()->isEnabled());
         QVERIFY(window->toolsPage()->templateText().contains(
-            QStringLiteral("Tools pinned:</b> Needle's tool block (%1 tokens)")
-                .arg(session.sinksUsed)));
+            QStringLiteral("Tools pinned:</b> Needle's tool block (%1)")
+                .arg(tokens(session.sinksUsed))));
         QCOMPARE(session.chatTemplate.callFormat, needleCallFormat());
+    }
+
+    // --preset FILE (the README's screenshot command): the file's tools are pinned.
+    void presetFileIsPinned() {
+        const QString path = m_dir.filePath(QStringLiteral("clock.json"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(R"({"name": "Clock", "tools": [{"name": "get_time", "description": "Now"}]})");
+        file.close();
+        SessionInfo session;
+        auto window = openWindow(QString(), session, path);
+        QVERIFY(window);
+        QCOMPARE(session.toolSpans.size(), qsizetype(1));
+        QCOMPARE(session.toolSpans.constFirst().name, QStringLiteral("get_time"));
+        QVERIFY(window->banner()->isHidden());
     }
 };
 

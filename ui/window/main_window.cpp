@@ -216,6 +216,9 @@ void MainWindow::connectEngine() {
 bool MainWindow::chooseInitialTools() {
     if (!m_options.preset.isEmpty()) {
         if (m_toolsEditor->choosePreset(m_options.preset)) return true;
+        // A preset or tools file (resources/presets/smart_home.json): its tools.
+        if (QFileInfo(m_options.preset).isFile() && m_toolsEditor->loadFile(m_options.preset))
+            return true;
         m_banner->showNotice(tr("There is no preset named “%1”.").arg(m_options.preset));
     }
     if (!m_settings.toolsText.isEmpty()) {

@@ -36,9 +36,9 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     struct Options {
-        QString modelPath;               // opens this model instead of the configured one
-        int maxNewTokens = 0;            // > 0: overrides the setting for this run only
-        QString preset;                  // pins this preset's tools instead of the stored ones
+        QString modelPath;    // opens this model instead of the configured one
+        int maxNewTokens = 0; // > 0: overrides the setting for this run only
+        QString preset;       // pins this preset's (name or file) tools instead of the stored ones
         std::optional<CallPolicy> calls; // overrides the setting for this run only
         bool persistSettings = true;     // false: nothing is written to QSettings
     };
