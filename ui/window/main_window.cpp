@@ -40,6 +40,13 @@ namespace sinkscope::ui {
 namespace {
 
 constexpr int kStatusMessageMs = 10000;
+
+QString parameterText(qint64 parameters) {
+    if (parameters >= 1000000)
+        return QObject::tr("%1M params").arg(QLocale().toString(parameters / 1e6, 'f', 1));
+    return QObject::tr("%1K params").arg(QLocale().toString(parameters / 1e3, 'f', 0));
+}
+
 // The preset's canned result for the calls: one call's result, or an array of them in call
 // order; empty unless every called tool has one.
 QString cannedResultFor(const views::ToolsEditor& editor, const QList<ToolCallView>& calls) {
