@@ -1,4 +1,4 @@
-// sinkscope [--model FILE] [--preset NAME] [--calls auto|required|none]
+// sinkscope [--model FILE] [--preset NAME|FILE] [--calls auto|required|none]
 //           [--screenshot FILE (--prompt TEXT --n-predict N | --policies-demo) [--tab NAME]]
 //
 // Opens the playground window; --preset pins a preset's tools and --calls sets the call policy,
@@ -8,11 +8,11 @@
 // With --policies-demo instead of a prompt it runs a short policy comparison in the Policies tab
 // on the built-in story, picks a position on the chart, and saves the window when the run ends.
 // --tab picks the right-hand tab shown (mask, kv, tools, settings, stats, policies).
-#include "worker/engine_types.h"
 #include "event_loop_watch.h"
-#include "window/main_window.h"
 #include "panels/policies_panel.h"
 #include "panels/process_memory.h"
+#include "window/main_window.h"
+#include "worker/engine_types.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -89,7 +89,9 @@ std::optional<CommandLine> parseCommandLine(const QApplication& app) {
                                         "the built-in story instead of sending a prompt."));
     const QCommandLineOption preset(
         QStringLiteral("preset"),
-        QApplication::translate("main", "Pin this preset's tools (its name, e.g. \"Smart home\")."),
+        QApplication::translate(
+            "main", "Pin this preset's tools (its name, e.g. \"Smart home\", or a preset or "
+                    "tools file)."),
         QStringLiteral("NAME"));
     const QCommandLineOption calls(QStringLiteral("calls"),
                                    QApplication::translate("main", "Tool calls: %1.")

@@ -1,10 +1,10 @@
 #include "chat_panel/chat_panel.h"
 
 #include "chat_panel/call_card.h"
-#include "worker/display_text.h"
 #include "chat_panel/message_input.h"
 #include "chat_panel/token_text_view.h"
 #include "chat_panel/tool_result_box.h"
+#include "worker/display_text.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -173,6 +173,11 @@ void ChatPanel::showProgress(const GenerationProgress& progress) {
 }
 
 void ChatPanel::finishReply(const GenerationReport& report, const QString& cannedResult) {
+    if (report.rerendered)
+        m_transcript->appendNote(
+            tr("The template rewrote earlier turns (%1): the window was re-prefilled from the "
+               "new render (%2), shown after the faded text.")
+                .arg(report.rerenderReason, tokenCount(report.replayedTokens)));
     for (const ToolCallView& call : report.calls)
         m_transcript->appendBlock(callCardHtml(call, report.confidence, palette()));
     if (!report.callError.isEmpty())
@@ -190,9 +195,10 @@ void ChatPanel::showSession(const SessionInfo& session) {
     if (!session.retokenized) return;
     m_transcript->sealTokens(session.transcriptTokens);
     m_transcript->appendNote(
-        tr("Another model: the conversation above was tokenised anew (%1) and its last %2 "
-           "re-prefilled after the new sinks.")
-            .arg(tokenCount(session.transcriptTokens), tokenCount(session.reprefilledTokens)));
+        tr("%1: the conversation above was tokenised anew (%2) and its last %3 re-prefilled "
+           "after the new sinks.")
+            .arg(session.reason, tokenCount(session.transcriptTokens),
+                 tokenCount(session.reprefilledTokens)));
 }
 
 void ChatPanel::clearConversation() {

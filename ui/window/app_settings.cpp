@@ -40,6 +40,7 @@ AppSettings AppSettings::load() {
     AppSettings loaded;
     loaded.modelPath = settings.value("model/path").toString();
     loaded.toolsText = settings.value("tools/text").toString();
+    loaded.toolsInSystemTurn = settings.value("tools/inSystemTurn", false).toBool();
 
     EngineSettings& engine = loaded.engine;
     engine.kvWindow = qMax(0, settings.value("cache/kvWindow", defaults.engine.kvWindow).toInt());
@@ -81,6 +82,7 @@ void AppSettings::save() const {
     QSettings settings = openSettings();
     settings.setValue("model/path", modelPath);
     settings.setValue("tools/text", toolsText);
+    settings.setValue("tools/inSystemTurn", toolsInSystemTurn);
     settings.setValue("cache/kvWindow", engine.kvWindow);
     settings.setValue("cache/kvBits", engine.kvBits);
     settings.setValue("cache/positions", QString::fromLatin1(positionModeName(engine.positions)));

@@ -9,8 +9,9 @@
 namespace sinkscope::ui {
 
 struct AppSettings {
-    QString modelPath; // empty: the synthetic model on first run
-    QString toolsText; // the tools editor text last applied; empty: the first preset
+    QString modelPath;              // empty: the synthetic model on first run
+    QString toolsText;              // the tools editor text last applied; empty: the first preset
+    bool toolsInSystemTurn = false; // the template's switch, where a model's template has it
     EngineSettings engine;
     GenerationLimits limits;
 

@@ -9,9 +9,9 @@
 #include "views/kv_cache_view.h"
 #include "views/mask_heatmap.h"
 #include "views/tools_editor.h"
-#include "views/view_colors.h"
 #include "window/model_info_dialog.h"
 #include "window/status_banner.h"
+#include "window/tools_page.h"
 #include "worker/default_model.h"
 #include "worker/display_text.h"
 #include "worker/engine_client.h"
@@ -22,7 +22,6 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QLabel>
 #include <QLocale>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -41,55 +40,11 @@ namespace sinkscope::ui {
 namespace {
 
 constexpr int kStatusMessageMs = 10000;
-constexpr double kMiB = 1024.0 * 1024.0;
 
 QString parameterText(qint64 parameters) {
     if (parameters >= 1000000)
         return QObject::tr("%1M params").arg(QLocale().toString(parameters / 1e6, 'f', 1));
     return QObject::tr("%1K params").arg(QLocale().toString(parameters / 1e3, 'f', 0));
-}
-
-QString mebibytes(qint64 bytes) {
-    return QObject::tr("%1 MiB").arg(QLocale().toString(double(bytes) / kMiB, 'f', 2));
-}
-
-// The Tools tab's account of what is pinned: tokens per tool, and the KV bytes of the sinks and
-// the window against the budget (a warning when over).
-// "Tokens per tool: …<br>KV of sinks + window …", for the tools in force and for a preview.
-QString toolsAndBudgetHtml(const QList<ToolSpan>& toolSpans, const SinkBudgetInfo& budget,
-                           const QColor& warning) {
-    QStringList perTool;
-    for (const ToolSpan& tool : toolSpans)
-        perTool << QObject::tr("%1 %2").arg(tool.name.toHtmlEscaped()).arg(tool.count());
-    const QString bytes =
-        QObject::tr("KV of sinks + window (%1 + %2 positions): %3 of the %4 budget")
-            .arg(budget.sinkSlots)
-            .arg(budget.window)
-            .arg(mebibytes(budget.kvBytes), mebibytes(budget.budgetBytes));
-    return QObject::tr("Tokens per tool: %1")
-               .arg(perTool.isEmpty() ? QObject::tr("no tools")
-                                      : perTool.join(QStringLiteral(" · "))) +
-           QStringLiteral("<br>") +
-           (budget.overBudget ? QStringLiteral("<span style=\"color:%1\"><b>%2</b> %3</span>")
-                                    .arg(warning.name(), QObject::tr("Over budget:"), bytes)
-                              : bytes);
-}
-
-QString toolsStatusHtml(const SessionInfo& info, const QColor& warning) {
-    return QObject::tr("Sink block: %1 pinned (BOS and tools) of %2 sink slots, %3 layout. Last "
-                       "rebuild (%4): %5 ms, %6 of the conversation's %7 re-prefilled.")
-               .arg(tokenCount(info.sinksUsed))
-               .arg(info.sinkSlots)
-               .arg(info.chatLayout, info.reason.toLower(), formatMilliseconds(info.seconds),
-                    tokenCount(info.reprefilledTokens), tokenCount(info.transcriptTokens)) +
-           QStringLiteral("<br>") + toolsAndBudgetHtml(info.toolSpans, info.sinkBudget, warning);
-}
-
-QString toolsPreviewHtml(const ToolsPreview& preview, const QColor& warning) {
-    return QObject::tr("<b>Edited tools, not applied yet:</b> %1 pinned (BOS and tools).")
-               .arg(tokenCount(preview.sinksUsed)) +
-           QStringLiteral("<br>") +
-           toolsAndBudgetHtml(preview.toolSpans, preview.sinkBudget, warning);
 }
 
 // The preset's canned result for the calls: one call's result, or an array of them in call
@@ -121,6 +76,8 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
 
     m_settingsPanel->setValues(m_settings.engine, m_settings.limits);
     m_engine->applySettings(m_settings.engine);
+    m_toolsPage->setToolsInSystemTurn(m_settings.toolsInSystemTurn);
+    m_engine->setToolsInSystemTurn(m_settings.toolsInSystemTurn);
     applyInitialTools();
     openInitialModel(options.modelPath);
 }
@@ -134,7 +91,8 @@ void MainWindow::createWidgets() {
     m_chat = new ChatPanel(this);
     m_heatmap = new views::MaskHeatmap(this);
     m_kvView = new views::KvCacheView(this);
-    m_toolsEditor = new views::ToolsEditor(QStringLiteral(":/presets"), this);
+    m_toolsPage = new ToolsPage(this);
+    m_toolsEditor = m_toolsPage->editor();
     m_settingsPanel = new SettingsPanel(this);
     m_stats = new StatsPanel(this);
 
@@ -147,21 +105,7 @@ void MainWindow::createWidgets() {
     m_tabs->setObjectName(QStringLiteral("inspectorTabs"));
     m_tabs->addTab(m_heatmap, tr("Mask"));
     m_tabs->addTab(m_kvView, tr("KV cache"));
-    m_toolsStatus = new QLabel(tr("No tools pinned yet."), this);
-    m_toolsStatus->setObjectName(QStringLiteral("toolsStatus"));
-    m_toolsStatus->setWordWrap(true);
-    m_toolsStatus->setTextFormat(Qt::RichText);
-    m_toolsPreview = new QLabel(this);
-    m_toolsPreview->setObjectName(QStringLiteral("toolsPreview"));
-    m_toolsPreview->setWordWrap(true);
-    m_toolsPreview->setTextFormat(Qt::RichText);
-    m_toolsPreview->hide();
-    auto* toolsPage = new QWidget(this);
-    auto* toolsLayout = new QVBoxLayout(toolsPage);
-    toolsLayout->addWidget(m_toolsEditor, 1);
-    toolsLayout->addWidget(m_toolsPreview);
-    toolsLayout->addWidget(m_toolsStatus);
-    m_tabs->addTab(toolsPage, tr("Tools"));
+    m_tabs->addTab(m_toolsPage, tr("Tools"));
     m_tabs->addTab(settingsScroll, tr("Settings"));
     m_tabs->addTab(m_stats, tr("Stats"));
     m_policies = new PoliciesPanel(this);
@@ -198,6 +142,12 @@ void MainWindow::createWidgets() {
             &MainWindow::selectKeyPosition);
     connect(m_toolsEditor, &views::ToolsEditor::toolsApplied, this, &MainWindow::onToolsApplied);
     connect(m_toolsEditor, &views::ToolsEditor::draftChanged, this, &MainWindow::previewDraftTools);
+    connect(m_toolsPage, &ToolsPage::toolsInSystemTurnToggled, this, [this](bool enabled) {
+        m_settings.toolsInSystemTurn = enabled;
+        saveSettings();
+        statusBar()->showMessage(tr("Rebuilding the chat with the template's option…"));
+        m_engine->setToolsInSystemTurn(enabled);
+    });
     connect(m_toolsEditor, &views::ToolsEditor::presetChosen, this,
             [this](const QString&, const QString& query) {
                 if (!query.isEmpty()) m_chat->input()->setPlaceholderText(tr("Try: %1").arg(query));
@@ -273,6 +223,9 @@ void MainWindow::connectEngine() {
 bool MainWindow::chooseInitialTools() {
     if (!m_options.preset.isEmpty()) {
         if (m_toolsEditor->choosePreset(m_options.preset)) return true;
+        // A preset or tools file (resources/presets/smart_home.json): its tools.
+        if (QFileInfo(m_options.preset).isFile() && m_toolsEditor->loadFile(m_options.preset))
+            return true;
         m_banner->showNotice(tr("There is no preset named “%1”.").arg(m_options.preset));
     }
     if (!m_settings.toolsText.isEmpty()) {
@@ -378,17 +331,17 @@ QString MainWindow::modelLabelText() const {
 }
 
 QString MainWindow::toolsStatusText() const {
-    return m_toolsStatus->text();
+    return m_toolsPage->statusText();
 }
 
 QString MainWindow::toolsPreviewText() const {
-    return m_toolsPreview->isHidden() ? QString() : m_toolsPreview->text();
+    return m_toolsPage->previewText();
 }
 
 void MainWindow::previewDraftTools(const QString& compactJson) {
     m_draftTools = compactJson;
     if (compactJson.isEmpty()) {
-        m_toolsPreview->hide();
+        m_toolsPage->hidePreview();
         return;
     }
     m_engine->previewTools(compactJson);
@@ -396,9 +349,7 @@ void MainWindow::previewDraftTools(const QString& compactJson) {
 
 void MainWindow::onToolsPreviewed(const ToolsPreview& preview) {
     if (preview.compactJson != m_draftTools) return; // edited again since
-    m_toolsPreview->setText(
-        toolsPreviewHtml(preview, views::MaskColors::forPalette(palette()).errorText));
-    m_toolsPreview->show();
+    m_toolsPage->showPreview(preview);
 }
 
 void MainWindow::sendMessage(const QString& text) {
@@ -421,6 +372,7 @@ void MainWindow::onBatch(const EngineBatch& batch) {
         m_heatmap->clear();
         m_kvView->clear();
     }
+    if (batch.rewrittenFrom >= 0) m_chat->transcript()->sealTokens(batch.rewrittenFrom);
     if (!batch.pieces.isEmpty()) m_chat->appendPieces(batch.pieces);
     if (!batch.snapshots.isEmpty()) {
         m_heatmap->addSnapshots(batch.snapshots);
@@ -490,8 +442,12 @@ void MainWindow::onSessionReady(const SessionInfo& info) {
                  tokenCount(info.reprefilledTokens));
     statusBar()->showMessage(summary, kStatusMessageMs);
     if (info.reprefilledTokens > 0) m_chat->appendNote(summary);
-    m_toolsStatus->setText(
-        toolsStatusHtml(info, views::MaskColors::forPalette(palette()).errorText));
+    m_toolsPage->showSession(info);
+    if (m_model) m_model->chatTemplate = info.chatTemplate; // the option may have changed it
+    // Said once per model and option, not at every rebuild.
+    if (!info.chatTemplate.notice.isEmpty() && info.chatTemplate.notice != m_shownNotice)
+        m_banner->showNotice(tr("Chat template: %1").arg(info.chatTemplate.notice));
+    m_shownNotice = info.chatTemplate.notice;
     // Another model or cache shape measures the same draft differently.
     if (!m_draftTools.isEmpty()) m_engine->previewTools(m_draftTools);
     emit sessionRebuilt(info);

@@ -12,7 +12,6 @@
 #include <optional>
 
 class QAction;
-class QLabel;
 class QToolButton;
 class QProgressBar;
 class QTabWidget;
@@ -31,14 +30,15 @@ class PoliciesPanel;
 class SettingsPanel;
 class StatsPanel;
 class StatusBanner;
+class ToolsPage;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     struct Options {
-        QString modelPath;               // opens this model instead of the configured one
-        int maxNewTokens = 0;            // > 0: overrides the setting for this run only
-        QString preset;                  // pins this preset's tools instead of the stored ones
+        QString modelPath;    // opens this model instead of the configured one
+        int maxNewTokens = 0; // > 0: overrides the setting for this run only
+        QString preset;       // pins this preset's (name or file) tools instead of the stored ones
         std::optional<CallPolicy> calls; // overrides the setting for this run only
         bool persistSettings = true;     // false: nothing is written to QSettings
     };
@@ -51,6 +51,7 @@ public:
     views::MaskHeatmap* heatmap() const { return m_heatmap; }
     views::KvCacheView* kvCacheView() const { return m_kvView; }
     views::ToolsEditor* toolsEditor() const { return m_toolsEditor; }
+    ToolsPage* toolsPage() const { return m_toolsPage; }
     SettingsPanel* settingsPanel() const { return m_settingsPanel; }
     StatsPanel* statsPanel() const { return m_stats; }
     PoliciesPanel* policiesPanel() const { return m_policies; }
@@ -132,9 +133,9 @@ private:
     SettingsPanel* m_settingsPanel = nullptr;
     StatsPanel* m_stats = nullptr;
     PoliciesPanel* m_policies = nullptr;
-    QLabel* m_toolsStatus = nullptr;  // what the applied tools pinned, and the rebuild's time
-    QLabel* m_toolsPreview = nullptr; // what the edited tools would pin, before Apply
-    QString m_draftTools;             // the edited tools being previewed (compact JSON), or ""
+    ToolsPage* m_toolsPage = nullptr;
+    QString m_shownNotice;               // the template's notice last put in the banner
+    QString m_draftTools;                // the edited tools being previewed (compact JSON), or ""
     QToolButton* m_modelLabel = nullptr; // flat; a click opens the model information
     QProgressBar* m_loadingBar = nullptr;
     QAction* m_stopAction = nullptr;

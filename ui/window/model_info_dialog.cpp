@@ -32,6 +32,17 @@ QString templateText(const ModelInfo& info) {
         .arg(layout, QLocale().toString(info.chatTemplateBytes));
 }
 
+QString toolsPlacementText(const TemplateInfo& chat) {
+    if (!chat.toolsPinned)
+        return chat.hasSystemTurnOption
+                   ? QObject::tr("in the user turn, not pinned (the template can write them in "
+                                 "the system turn)")
+                   : QObject::tr("in the user turn, not pinned");
+    if (chat.toolsInSystemTurn)
+        return QObject::tr("in the system turn, pinned (the template's switch, not as trained)");
+    return QObject::tr("pinned as the sink block");
+}
+
 QString weightTypesText(const ModelInfo& info) {
     QStringList parts;
     for (const auto& [type, count] : info.weightTypes)
@@ -65,6 +76,8 @@ ModelInfoDialog::ModelInfoDialog(const ModelInfo& info, QWidget* parent) : QDial
         {tr("Weight types"), weightTypesText(info)},
         {tr("Vocabulary"), vocabularyText(info)},
         {tr("Chat template"), templateText(info)},
+        {tr("Tools"), toolsPlacementText(info.chatTemplate)},
+        {tr("Tool calls"), callFormatText(info.chatTemplate.callFormat)},
         {tr("Trained context"), tr("%1 tokens").arg(locale.toString(info.nCtxTrain))},
         {tr("Window hints"), hintsText(info)},
     };

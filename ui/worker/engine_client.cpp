@@ -79,6 +79,12 @@ void EngineClient::applyTools(const QString& compactJson) {
     post([worker, compactJson] { worker->applyTools(compactJson); });
 }
 
+void EngineClient::setToolsInSystemTurn(bool enabled) {
+    stop(); // the chat is built anew: it must not wait for a long reply
+    EngineWorker* worker = m_worker.get();
+    post([worker, enabled] { worker->setToolsInSystemTurn(enabled); });
+}
+
 template <typename Turn> quint64 EngineClient::postTurn(Turn turn) {
     stopPolicyRun(); // a chat turn must not wait behind a long experiment
     const quint64 ticket = ++m_lastTicket;

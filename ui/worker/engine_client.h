@@ -30,6 +30,8 @@ public:
     void openModel(const QString& path, bool installDefault = false);
     void applySettings(const EngineSettings& settings);
     void applyTools(const QString& compactJson);
+    // The template's switch for the tools in the system turn (EngineWorker::setToolsInSystemTurn).
+    void setToolsInSystemTurn(bool enabled);
     // Queues a measurement of edited tools; only the latest request's answer is reported
     // (toolsPreviewed).
     void previewTools(const QString& compactJson);

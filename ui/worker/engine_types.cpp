@@ -1,6 +1,7 @@
 #include "worker/engine_types.h"
 
 #include <QFileInfo>
+#include <QStringList>
 
 namespace sinkscope::ui {
 
@@ -47,6 +48,19 @@ QString stopReasonText(StopReason reason) {
     return QStringLiteral("failed");
 }
 
+QString callFormatText(const CallFormat& format) {
+    QStringList parts;
+    QString syntax = QString::fromLatin1(callSyntaxName(format.syntax)).replace(u'-', u' ');
+    if (syntax.endsWith(QLatin1String("object"))) syntax += QLatin1String(" (the whole reply)");
+    if (!format.open.empty() || !format.close.empty())
+        syntax += QStringLiteral(" %1 … %2")
+                      .arg(QString::fromStdString(format.open).trimmed(),
+                           QString::fromStdString(format.close).trimmed());
+    parts << syntax << QString::fromStdString(format.argumentsKey);
+    if (format.maxCalls == 1) parts << QStringLiteral("one call");
+    return parts.join(QStringLiteral(", "));
+}
+
 double GenerationReport::tokensPerSecond() const {
     return decodeSeconds > 0 ? generatedTokens / decodeSeconds : 0.0;
 }
@@ -56,7 +70,8 @@ double GenerationProgress::tokensPerSecond() const {
 }
 
 bool EngineBatch::isEmpty() const {
-    return !sessionReset && snapshots.isEmpty() && pieces.isEmpty() && !hasProgress;
+    return !sessionReset && rewrittenFrom < 0 && snapshots.isEmpty() && pieces.isEmpty() &&
+           !hasProgress;
 }
 
 void registerEngineMetaTypes() {

@@ -6,6 +6,7 @@
 #include "session/assistant_turn.h"
 #include "session/sampler.h"
 #include "session/session.h"
+#include "tools/call_format.h"
 
 #include <QList>
 #include <QMetaType>
@@ -41,6 +42,19 @@ struct GenerationLimits {
     CallPolicy calls = CallPolicy::Auto; // whether the assistant may, must or must not call
 };
 
+// How the chat frames the tools and the calls (chat/chat_template.h), for the tools tab, the
+// banner and the model information.
+struct TemplateInfo {
+    bool toolsPinned = true;          // false: the template writes the tools in the user turn
+    bool hasSystemTurnOption = false; // the template can write them in the system turn instead
+    bool toolsInSystemTurn = false;   // that option is in force
+    QString notice;                   // one line, "" when there is nothing to tell
+    CallFormat callFormat;            // how the model writes its calls
+};
+
+// "tagged objects <tool_call> … </tool_call>, arguments", "bare object, parameters, one call".
+QString callFormatText(const CallFormat& format);
+
 struct ModelInfo {
     QString path;
     QString name;
@@ -61,6 +75,7 @@ struct ModelInfo {
     QString preTokenizer;                   // tokenizer.ggml.pre, "" when absent
     QString chatLayout;           // the layout the chat writes: "needle", "template", "plain"
     qint64 chatTemplateBytes = 0; // tokenizer.chat_template's size; 0 when absent
+    TemplateInfo chatTemplate;    // as the first session's chat uses it
 
     QString displayName() const; // the GGUF name, or the file name when it has none
 };
@@ -106,7 +121,8 @@ struct ToolsPreview {
 
 // A session as built by the worker, and why it was (re)built.
 struct SessionInfo {
-    QString reason;            // "Model loaded", "Tools applied", "Settings changed", "New chat"
+    QString reason;            // "Model loaded", "Tools applied", "Settings changed", "New chat",
+                               // "Template option changed"
     double seconds = 0;        // time taken to build and re-prefill
     int reprefilledTokens = 0; // transcript tokens fed again after the prefix
     StreamLayout layout;
@@ -120,7 +136,8 @@ struct SessionInfo {
     qint64 bytesAllocated = 0;
     qint64 budgetBytes = 0;
     int chatEpoch = 0;
-    QString chatLayout;        // "needle", "template" or "plain"
+    QString chatLayout; // "needle", "template" or "plain"
+    TemplateInfo chatTemplate;
     QList<ToolSpan> toolSpans; // in declaration order
     SinkBudgetInfo sinkBudget;
     qint64 transcriptTokens = 0; // the whole conversation, kept
@@ -154,6 +171,11 @@ struct GenerationReport {
     QList<ToolCallView> calls;
     double confidence = 0; // of the call (or of the text), tool_calls.h
     QString callError;     // a call that did not parse or validate
+    // The template rendered earlier turns differently (tool_chat.h TurnTiming): the window was
+    // re-prefilled from the new render before the prompt.
+    bool rerendered = false;
+    QString rerenderReason;
+    int replayedTokens = 0;
 
     double tokensPerSecond() const; // decode speed; 0 when nothing was generated
 };
@@ -174,8 +196,11 @@ struct GenerationProgress {
 
 // What the GUI takes from the worker at each refresh: everything posted since the last one.
 struct EngineBatch {
-    bool sessionReset = false;     // a new session started: earlier snapshots belong to the old one
-    StreamLayout layout;           // valid when sessionReset
+    bool sessionReset = false; // a new session started: earlier snapshots belong to the old one
+    StreamLayout layout;       // valid when sessionReset
+    // A turn's render rewrote the transcript from this index on (-1: it did not): the tokens
+    // shown from there belong to the old render, and the pieces that follow start there.
+    qint64 rewrittenFrom = -1;
     QList<StepSnapshot> snapshots; // the newest ones, oldest first (older ones may be dropped)
     QList<StreamPiece> pieces;     // every piece, in order
     bool hasProgress = false;

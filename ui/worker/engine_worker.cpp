@@ -56,7 +56,22 @@ SessionOptions sessionOptionsFor(const ModelConfig& config, const EngineSettings
     return options;
 }
 
-ModelInfo modelInfoFor(const Model& model, const QString& path) {
+TemplateInfo templateInfoOf(const ToolChat& chat) {
+    const ChatTemplate& chatTemplate = chat.chatTemplate();
+    const ToolBlock& block = chat.toolBlock();
+    TemplateInfo info;
+    info.toolsPinned = block.pinsTools;
+    if (const ModelTemplate* model = chatTemplate.modelTemplate()) {
+        info.hasSystemTurnOption = model->hasSystemTurnOption();
+        info.toolsInSystemTurn = info.hasSystemTurnOption && model->options().toolsInSystemTurn;
+    }
+    info.notice =
+        QString::fromStdString(block.notice.empty() ? chatTemplate.notice() : block.notice);
+    info.callFormat = chat.callFormat();
+    return info;
+}
+
+ModelInfo modelInfoFor(const Model& model, const ToolChat& chat, const QString& path) {
     const ModelConfig& config = model.config();
     ModelInfo info;
     info.path = path;
@@ -84,7 +99,8 @@ ModelInfo modelInfoFor(const Model& model, const QString& path) {
     info.vocabularyModel =
         QString::fromStdString(file.getString("tokenizer.ggml.model").value_or(""));
     info.preTokenizer = QString::fromStdString(file.getString("tokenizer.ggml.pre").value_or(""));
-    info.chatLayout = QString::fromLatin1(chatLayoutName(ChatTemplate::detectLayout(model)));
+    info.chatLayout = QString::fromLatin1(chatLayoutName(chat.chatTemplate().layout()));
+    info.chatTemplate = templateInfoOf(chat);
     if (const auto source = file.getString("tokenizer.chat_template"))
         info.chatTemplateBytes = qint64(source->size());
     return info;
@@ -216,7 +232,7 @@ void EngineWorker::openModel(const QString& path, bool installDefault) {
         m_streamDecoder.resetState();
         m_chat = std::move(chat); // the old chat goes before the old model it refers to
         m_model = std::move(model);
-        emit modelLoaded(modelInfoFor(*m_model, path));
+        emit modelLoaded(modelInfoFor(*m_model, *m_chat, path));
         commitSession(std::move(snapshots), QStringLiteral("Model loaded"), !earlier.empty());
     } catch (...) {
         emit loadFailed(
@@ -259,7 +275,8 @@ std::unique_ptr<ToolChat> EngineWorker::buildChat(const Model& model,
                                                   QList<StepSnapshot>& rebuild) const {
     assertEngineThread();
     return std::make_unique<ToolChat>(model, sessionOptions(model, settings), m_tools,
-                                      std::string(), earlier, snapshotCollector(rebuild));
+                                      std::string(), earlier, snapshotCollector(rebuild),
+                                      std::nullopt, m_templateOptions);
 }
 
 void EngineWorker::commitSession(QList<StepSnapshot> snapshots, const QString& reason,
@@ -284,6 +301,7 @@ void EngineWorker::commitSession(QList<StepSnapshot> snapshots, const QString& r
     info.budgetBytes = kKvBudgetBytes;
     info.chatEpoch = m_chatEpoch;
     info.chatLayout = QString::fromLatin1(chatLayoutName(m_chat->chatTemplate().layout()));
+    info.chatTemplate = templateInfoOf(*m_chat);
     info.toolSpans = toolSpansOf(m_chat->toolBlock());
     info.sinkBudget = sinkBudgetInfo(m_chat->budget());
     info.transcriptTokens = rebuild.transcriptTokens;
@@ -333,6 +351,29 @@ void EngineWorker::applyTools(const QString& compactJson) {
     } catch (...) {
         emit errorOccurred(
             QStringLiteral("Tools not applied: %1").arg(exceptionText(std::current_exception())));
+    }
+}
+
+void EngineWorker::setToolsInSystemTurn(bool enabled) {
+    const RequestScope scope(*this);
+    if (m_shutDown.load() || enabled == m_templateOptions.toolsInSystemTurn) return;
+    const ModelTemplateOptions previous = m_templateOptions;
+    m_templateOptions.toolsInSystemTurn = enabled;
+    if (!m_chat) return;
+    try {
+        // The template's options are fixed when a chat is made: its turns are rendered anew.
+        const std::span<const Turn> earlier = m_chat->conversation().turns();
+        QList<StepSnapshot> snapshots;
+        std::unique_ptr<ToolChat> chat = buildChat(*m_model, m_settings, earlier, snapshots);
+        if (m_shutDown.load()) return;
+        m_streamDecoder.resetState();
+        m_chat = std::move(chat);
+        commitSession(std::move(snapshots), QStringLiteral("Template option changed"),
+                      !m_chat->conversation().turns().empty());
+    } catch (...) {
+        m_templateOptions = previous;
+        emit errorOccurred(QStringLiteral("Template option not applied: %1")
+                               .arg(exceptionText(std::current_exception())));
     }
 }
 
@@ -434,6 +475,8 @@ void EngineWorker::runTurn(quint64 ticket, const QString& text, const Generation
     m_turnBase = qint64(m_chat->conversation().tokenCount());
     m_turnTokens = 0;
     m_turnGenerated = 0;
+    m_turnSteps = 0;
+    m_replaySteps = 0;
     m_decodeClock.start();
     std::optional<StopReason> stoppedBy;
     const StepCallback watch = [&](const StepSnapshot& step) {
@@ -449,6 +492,9 @@ void EngineWorker::runTurn(quint64 ticket, const QString& text, const Generation
         report.promptTokens = timing.promptTokens;
         report.prefillSeconds = timing.prefillSeconds;
         report.decodeSeconds = timing.decodeSeconds;
+        report.rerendered = timing.rerendered;
+        report.rerenderReason = QString::fromStdString(timing.rerenderReason);
+        report.replayedTokens = timing.replayedTokens;
     } catch (...) {
         report.reason = StopReason::Failed;
         emit errorOccurred(
@@ -463,6 +509,14 @@ void EngineWorker::runTurn(quint64 ticket, const QString& text, const Generation
 // `step.generated`: the assistant's turn wrote it, forced tokens included (assistant_turn.h).
 bool EngineWorker::recordStep(const StepSnapshot& step, quint64 ticket,
                               const GenerationLimits& limits, StopReason& stopReason) {
+    if (m_turnSteps++ == 0) followRerender();
+    if (m_replaySteps > 0) {
+        // Not a piece of the conversation: the new render's tokens already shown. The rebuild
+        // runs to its end so that the session stays whole.
+        --m_replaySteps;
+        m_mailbox.postSnapshot(step);
+        return !m_shutDown.load();
+    }
     const bool assistant = step.generated;
     const std::string piece = m_model->tokenizer().piece(step.queryToken, true);
     StreamPiece streamed;
@@ -493,6 +547,20 @@ bool EngineWorker::recordStep(const StepSnapshot& step, quint64 ticket,
         return false;
     }
     return true;
+}
+
+void EngineWorker::followRerender() {
+    const TranscriptChange& change = m_chat->conversation().lastChange();
+    if (!change.rerendered) return;
+    // tool_chat.cpp rebuildSession: the block, then the last W of the unchanged tokens.
+    const qint64 kept = qint64(change.kept);
+    const qint64 replayed = std::min<qint64>(m_chat->session().effectiveWindow(), kept);
+    StreamLayout layout;
+    layout.prefixLength = qint64(m_chat->toolBlock().tokens.size());
+    layout.transcriptBase = kept - replayed;
+    m_replaySteps = layout.prefixLength + replayed;
+    m_turnBase = kept;
+    m_mailbox.postTranscriptRewrite(layout, kept);
 }
 
 } // namespace sinkscope::ui

@@ -5,11 +5,11 @@
 // and another model; only New chat forgets it.
 #pragma once
 
-#include "worker/engine_types.h"
 #include "model/model.h"
-#include "worker/policy_run.h"
 #include "session/tool_chat.h"
 #include "tools/tool_schema.h"
+#include "worker/engine_types.h"
+#include "worker/policy_run.h"
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -41,6 +41,10 @@ public:
     void openModel(const QString& path, bool installDefault);
     void applySettings(const sinkscope::ui::EngineSettings& settings);
     void applyTools(const QString& compactJson);
+    // Where the model's template has the switch (TemplateInfo::hasSystemTurnOption), writes the
+    // tools in the system turn, pinned, instead of the user turn: the chat is built anew with its
+    // turns. Kept for later models.
+    void setToolsInSystemTurn(bool enabled);
     // Measures what `compactJson` would pin with the current model and settings; nothing changes.
     void previewTools(quint64 ticket, const QString& compactJson);
     void generate(quint64 ticket, const QString& userText,
@@ -87,17 +91,23 @@ private:
                            GenerationReport& report) const;
     bool recordStep(const StepSnapshot& step, quint64 ticket, const GenerationLimits& limits,
                     StopReason& stopReason);
+    // At a turn's first step: where the template rewrote earlier turns, the steps re-prefilling
+    // the window from the new render come first; they are counted off and not shown as pieces.
+    void followRerender();
 
     SnapshotMailbox& m_mailbox;
     std::unique_ptr<Model> m_model;   // declared before the chat: outlives it
     std::unique_ptr<ToolChat> m_chat; // refers to *m_model
     EngineSettings m_settings;
     ToolSet m_tools; // the tools in force, also before any model is loaded
+    ModelTemplateOptions m_templateOptions;
     int m_chatEpoch = 0;
     QStringDecoder m_streamDecoder{QStringDecoder::Utf8}; // pieces may split UTF-8 characters
     qint64 m_turnBase = 0;       // the transcript index of the current turn's first token
     qint64 m_turnTokens = 0;     // tokens of the current turn fed so far
     int m_turnGenerated = 0;     // tokens of the current reply written so far
+    qint64 m_turnSteps = 0;      // steps seen in the current turn, re-prefill included
+    qint64 m_replaySteps = 0;    // re-prefill steps of a rewritten render still to come
     QElapsedTimer m_decodeClock; // since the prompt's last token
 
     std::atomic<quint64> m_cancelledTicket{0};

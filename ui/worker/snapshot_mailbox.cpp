@@ -35,6 +35,12 @@ void SnapshotMailbox::postSessionReset(const StreamLayout& layout,
     trimSnapshots();
 }
 
+void SnapshotMailbox::postTranscriptRewrite(const StreamLayout& layout, qint64 rewrittenFrom) {
+    postSessionReset(layout, {});
+    const QMutexLocker lock(&m_mutex);
+    m_pending.rewrittenFrom = rewrittenFrom;
+}
+
 EngineBatch SnapshotMailbox::take() {
     EngineBatch taken;
     const QMutexLocker lock(&m_mutex);

@@ -25,6 +25,9 @@ public:
     // A new session: pending snapshots of the old one are dropped; `firstSnapshots` (the
     // re-prefill, oldest first) become the pending ones.
     void postSessionReset(const StreamLayout& layout, QList<StepSnapshot> firstSnapshots);
+    // A turn's render rewrote the transcript from `rewrittenFrom` on: a new session follows (its
+    // snapshots posted one by one), and the turn's pieces start at that index.
+    void postTranscriptRewrite(const StreamLayout& layout, qint64 rewrittenFrom);
 
     // GUI side: everything pending, leaving the mailbox empty.
     EngineBatch take();
