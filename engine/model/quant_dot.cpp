@@ -65,6 +65,14 @@ int64_t requireDotRow(GgmlType weightType, int64_t n) {
 // llama.cpp computes on x86-64: d = amax / 127 (stored as f16), each value times 127 / amax (not
 // 1 / d), rounded half to even; Q8_1's s = d * the sum of the quants. The portable quantizer in
 // gguf/ (ggml's reference) differs in a last bit now and then, enough to change a quant.
+// A rounded value as _mm256_cvtps_epi32 and the saturating packs make it an int8: NaN and values
+// outside int32 (which a non-finite activation, or 127 / amax overflowing for a tiny amax, gives)
+// become INT_MIN and so -128; the rest saturate to [-128, 127].
+int8_t saturatedQuant(float rounded) {
+    if (!(rounded >= -2147483648.0f && rounded < 2147483648.0f)) return -128;
+    return static_cast<int8_t>(std::clamp(rounded, -128.0f, 127.0f));
+}
+
 template <typename Block> void quantizeQ8Activations(const float* x, void* dst, int64_t blocks) {
     for (int64_t b = 0; b < blocks; ++b) {
         const float* values = x + 32 * b;
@@ -77,10 +85,7 @@ template <typename Block> void quantizeQ8Activations(const float* x, void* dst, 
         block.d = fp32ToFp16(d);
         int sum = 0;
         for (int i = 0; i < 32; ++i) {
-            // A NaN (from a NaN or infinite activation) becomes -128, as _mm256_cvtps_epi32 and
-            // the saturating packs turn it.
-            const float scaled = std::nearbyint(values[i] * inverse);
-            block.qs[i] = std::isnan(scaled) ? int8_t{-128} : static_cast<int8_t>(scaled);
+            block.qs[i] = saturatedQuant(std::nearbyint(values[i] * inverse));
             sum += block.qs[i];
         }
         if constexpr (requires { block.s; }) block.s = fp32ToFp16(d * static_cast<float>(sum));

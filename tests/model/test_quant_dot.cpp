@@ -200,6 +200,14 @@ void TestQuantDot::nonFiniteActivations() {
     quantizeActivations(GgmlType::Q8_0, x.data(), block.data(), 32);
     QCOMPARE(quant(0), int8_t{0});
     QCOMPARE(quant(2), int8_t{-128});
+    // a subnormal amax: 127 / amax overflows to infinity, every nonzero value to -128
+    std::fill(x.begin(), x.end(), 0.0f);
+    x[5] = 1e-40f;
+    x[6] = -1e-40f;
+    quantizeActivations(GgmlType::Q8_0, x.data(), block.data(), 32);
+    QCOMPARE(quant(5), int8_t{-128});
+    QCOMPARE(quant(6), int8_t{-128});
+    QCOMPARE(quant(0), int8_t{-128}); // 0 * infinity is NaN
 }
 
 void TestQuantDot::typesWithoutADot() {
