@@ -41,7 +41,7 @@ QString toolsAndBudgetHtml(const QList<ToolSpan>& toolSpans, const SinkBudgetInf
 }
 
 QString toolsStatusHtml(const SessionInfo& info, const QColor& warning) {
-    return QObject::tr("Sink block: %1 pinned (BOS and tools) of %2 sink slots, %3 layout. Last "
+    return QObject::tr("Sink block: %1 pinned (the tool block) of %2 sink slots, %3 layout. Last "
                        "rebuild (%4): %5 ms, %6 of the conversation's %7 re-prefilled.")
                .arg(tokenCount(info.sinksUsed))
                .arg(info.sinkSlots)
@@ -51,7 +51,7 @@ QString toolsStatusHtml(const SessionInfo& info, const QColor& warning) {
 }
 
 QString toolsPreviewHtml(const ToolsPreview& preview, const QColor& warning) {
-    return QObject::tr("<b>Edited tools, not applied yet:</b> %1 pinned (BOS and tools).")
+    return QObject::tr("<b>Edited tools, not applied yet:</b> %1 pinned (the tool block).")
                .arg(tokenCount(preview.sinksUsed)) +
            QStringLiteral("<br>") +
            toolsAndBudgetHtml(preview.toolSpans, preview.sinkBudget, warning);
