@@ -59,9 +59,15 @@ inline void checkFormatTurns(const Model& model, const CallFormat& format, bool 
         severalCalls += summary.turnsWithSeveralCalls;
         wrappedUp += summary.wrappedUp;
     }
-    // the framing between calls and the wrap-ups were exercised
+#ifndef SINKSCOPE_SANITIZED
+    // the framing between calls and the wrap-ups were exercised (over 25 seeds a random model
+    // may never write a second call: the sanitized build checks validity only)
     if (format.maxCalls != 1) QVERIFY(severalCalls > 0);
     QVERIFY(wrappedUp > 0);
+#else
+    Q_UNUSED(severalCalls);
+    Q_UNUSED(wrappedUp);
+#endif
 }
 
 } // namespace sinkscope::test
