@@ -4,12 +4,14 @@
 #include "memory/budget.h"
 #include "session/session_defaults.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace sinkscope::cli {
 
@@ -86,12 +88,20 @@ std::string readWholeFile(const std::string& path, std::string_view what) {
 
 std::vector<OptionSpec> withSessionOptions(std::initializer_list<OptionSpec> own) {
     std::vector<OptionSpec> specs(own);
-    specs.insert(specs.end(), {{"--kv-window"}, {"--kv-bits"}, {"--positions"}, {"--sinks"}});
+    specs.insert(specs.end(),
+                 {{"--kv-window"}, {"--kv-bits"}, {"--positions"}, {"--sinks"}, {"--threads"}});
     return specs;
+}
+
+int threadsFromArgs(const ParsedArgs& args) {
+    const unsigned cores = std::thread::hardware_concurrency();
+    const int64_t fallback = std::clamp<int64_t>(cores, 1, kMaxThreads);
+    return static_cast<int>(args.integer("--threads", fallback, 1, kMaxThreads));
 }
 
 SessionOptions cacheOptionsFromArgs(const ParsedArgs& args, const SessionOptions& defaults) {
     SessionOptions options = defaults;
+    options.threads = threadsFromArgs(args);
     options.kvWindow =
         static_cast<int>(args.integer("--kv-window", options.kvWindow, 0, kMaxKvWindow));
     options.kvBits =

@@ -34,6 +34,8 @@ std::vector<OptionSpec> withSessionOptions(std::initializer_list<OptionSpec> own
 SessionOptions sessionOptionsFromArgs(const ParsedArgs& args, const SessionOptions& defaults);
 // The same without --sinks, for a command that gives --sinks its own meaning.
 SessionOptions cacheOptionsFromArgs(const ParsedArgs& args, const SessionOptions& defaults);
+// --threads: 1 to kMaxThreads, by default the number of cores.
+int threadsFromArgs(const ParsedArgs& args);
 // The model's own options (defaultSessionOptions: its window and position mode, when its
 // metadata has them) with the options above applied: what the user passes wins.
 SessionOptions sessionOptionsFor(const Model& model, const ParsedArgs& args);

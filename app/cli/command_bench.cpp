@@ -52,16 +52,10 @@ BenchRates benchOnce(Session& session, std::span<const int32_t> prompt, int deco
 
 int benchCommand(CommandArgs args) {
     const ParsedArgs parsed = ParsedArgs::parse(
-        "bench", withSessionOptions({{"--model"}, {"-p"}, {"-n"}, {"--threads"}, {"--repeat"}}),
-        args);
+        "bench", withSessionOptions({{"--model"}, {"-p"}, {"-n"}, {"--repeat"}}), args);
     const std::string modelPath = parsed.required("--model");
     const int promptTokens = static_cast<int>(parsed.integer("-p", 128, 1, kMaxBenchTokens));
     const int decodeTokens = static_cast<int>(parsed.integer("-n", 128, 0, kMaxBenchTokens));
-    const int64_t threads = parsed.integer("--threads", 1, 1, 1024);
-    if (threads != 1)
-        throw UsageError("--threads " + std::to_string(threads) +
-                         ": the engine decodes on one thread (multi-threaded decoding is not "
-                         "implemented yet)");
     const int repeats = static_cast<int>(parsed.integer("--repeat", 3, 1, 1000));
     SessionOptions defaults;
     defaults.kvWindow = 0; // the budget window
@@ -82,7 +76,7 @@ int benchCommand(CommandArgs args) {
         {"peak_rss_bytes", peakRssBytes()},
         {"n_prompt", prompt.size()},
         {"n_gen", decodeTokens},
-        {"threads", threads},
+        {"threads", options.threads},
         {"repeat", repeats},
     };
     report.update(describeCache(*session));

@@ -1,7 +1,7 @@
 // budget: the budget-derived KV window of a model file or of a shape given on the command line.
-#include "memory/budget.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "memory/budget.h"
 #include "session/session_defaults.h"
 
 #include <array>

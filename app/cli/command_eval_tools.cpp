@@ -9,9 +9,9 @@
 // tool_block_resident says how much of the block was still there at the end.
 #include "cli_common.h"
 #include "commands.h"
+#include "eval/tool_eval.h"
 #include "run_tools.h"
 #include "session/session_defaults.h"
-#include "eval/tool_eval.h"
 
 #include <chrono>
 #include <cstdio>
@@ -24,9 +24,9 @@ namespace {
 constexpr int64_t kMaxConversations = 1 << 24;
 
 constexpr OptionSpec kOptions[] = {
-    {"--model"},     {"--suite"},           {"--sinks"},         {"--constrained"}, {"--call"},
-    {"--n-predict"}, {"--max-call-tokens"}, {"--limit"},         {"--kv-window"},   {"--kv-bits"},
-    {"--positions"}, {"--json", false},     {"--verbose", false}};
+    {"--model"},     {"--suite"},           {"--sinks"},       {"--constrained"},   {"--call"},
+    {"--n-predict"}, {"--max-call-tokens"}, {"--limit"},       {"--kv-window"},     {"--kv-bits"},
+    {"--positions"}, {"--threads"},         {"--json", false}, {"--verbose", false}};
 
 constexpr Choice<bool> kSinksChoices[] = {{"on", true}, {"off", false}};
 

@@ -29,9 +29,9 @@ nlohmann::ordered_json bestLogits(std::span<const float> logits, int count) {
 } // namespace
 
 int logitsCommand(CommandArgs args) {
-    constexpr OptionSpec kOptions[] = {{"--model"},          {"--prompt"}, {"--prompt-file"},
-                                       {"--special", false}, {"--top"},    {"--kv-bits"},
-                                       {"--json", false}};
+    constexpr OptionSpec kOptions[] = {{"--model"},          {"--prompt"},     {"--prompt-file"},
+                                       {"--special", false}, {"--top"},        {"--kv-bits"},
+                                       {"--threads"},        {"--json", false}};
     const ParsedArgs parsed = ParsedArgs::parse("logits", kOptions, args);
     if (parsed.has("--prompt") == parsed.has("--prompt-file"))
         throw UsageError("'logits' needs exactly one of --prompt and --prompt-file");
@@ -42,6 +42,7 @@ int logitsCommand(CommandArgs args) {
     const int top = static_cast<int>(parsed.integer("--top", 16, 1, 1 << 20));
     SessionOptions options;
     options.kvWindow = 0; // the budget window: every position sees the whole prompt it can
+    options.threads = threadsFromArgs(parsed);
     options.kvBits = static_cast<int>(parsed.integer("--kv-bits", 16, 8, 32));
     if (options.kvBits != 8 && options.kvBits != 16 && options.kvBits != 32)
         throw UsageError("--kv-bits must be 8, 16 or 32");

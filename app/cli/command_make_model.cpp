@@ -10,10 +10,8 @@ namespace sinkscope::cli {
 namespace {
 
 constexpr Choice<GgmlType> kTypeChoices[] = {
-    {"f32", GgmlType::F32},
-    {"f16", GgmlType::F16},
-    {"q8_0", GgmlType::Q8_0},
-    {"q4_0", GgmlType::Q4_0},
+    {"f32", GgmlType::F32},   {"f16", GgmlType::F16},     {"q8_0", GgmlType::Q8_0},
+    {"q4_0", GgmlType::Q4_0}, {"q4_k_m", GgmlType::Q4_K}, // with SyntheticSpec::q4KMediumMix
 };
 
 // --rope picks the llama-shaped architecture with that rotation; --arch names any of them.
@@ -40,8 +38,10 @@ SyntheticSpec specFromArgs(const ParsedArgs& args) {
     spec.nCtxTrain = static_cast<int>(args.integer("--ctx", spec.nCtxTrain, 1, 1 << 24));
     spec.seed = static_cast<uint64_t>(
         args.integer("--seed", static_cast<int64_t>(spec.seed), 0, INT64_MAX));
-    if (const std::optional<std::string> type = args.value("--type"))
+    if (const std::optional<std::string> type = args.value("--type")) {
         spec.weightType = parseChoice("--type", *type, kTypeChoices);
+        spec.q4KMediumMix = *type == "q4_k_m";
+    }
     if (args.has("--rope") && args.has("--arch"))
         throw UsageError("give --arch or --rope, not both");
     if (const std::optional<std::string> rope = args.value("--rope"))
@@ -61,7 +61,7 @@ void validateSpec(const SyntheticSpec& spec) {
         throw UsageError("--heads " + std::to_string(spec.nHead) + " must be a multiple of " +
                          "--kv-heads " + std::to_string(spec.nHeadKv));
     const bool blockQuantized =
-        spec.weightType == GgmlType::Q8_0 || spec.weightType == GgmlType::Q4_0;
+        spec.weightType == GgmlType::Q8_0 || spec.weightType == GgmlType::Q4_0 || spec.q4KMediumMix;
     if (blockQuantized && (spec.nEmbd % 32 != 0 || spec.nFf % 32 != 0))
         throw UsageError("--type " + choiceText(spec.weightType, kTypeChoices) +
                          " needs --embd and --ff to be multiples of 32");

@@ -155,9 +155,9 @@ void printTable(std::span<const PolicyResult> results, const StreamReport& repor
 
 int streamPplCommand(CommandArgs args) {
     const PolicyArgs policyArgs = takePolicies(args);
-    const OptionSpec specs[] = {
-        {"--model"},           {"--file"},    {"--repeat"}, {"--window"},
-        {"--recompute-every"}, {"--kv-bits"}, {"--csv"},    {"--json", false}};
+    const OptionSpec specs[] = {{"--model"},           {"--file"},    {"--repeat"},  {"--window"},
+                                {"--recompute-every"}, {"--kv-bits"}, {"--threads"}, {"--csv"},
+                                {"--json", false}};
     const ParsedArgs parsed = ParsedArgs::parse("stream-ppl", specs, policyArgs.rest);
     StreamReport report;
     report.modelPath = parsed.required("--model");
@@ -169,6 +169,7 @@ int streamPplCommand(CommandArgs args) {
     SessionOptions f32;
     f32.kvBits = 32; // the policy is measured, not the cache's rounding
     report.options.kvBits = sessionOptionsFromArgs(parsed, f32).kvBits;
+    report.options.threads = threadsFromArgs(parsed);
     const std::vector<Policy> policies =
         policyArgs.policies.empty() ? defaultPolicies() : policyArgs.policies;
     const std::optional<std::string> csvPath = parsed.value("--csv");

@@ -43,7 +43,7 @@ commands:
       [--greedy | --temp T --top-k K --top-p P --seed S] [--ignore-eos] [--special] [--json]
       [--kv-window W (the model's, else 256; 0 = budget)] [--kv-bits 8|16|32 (8)]
       [--positions absolute|streaming (the model's, else absolute)]
-      [--sinks bos|first:N|none (bos)]
+      [--sinks bos|first:N|none (bos)] [--threads T (the number of cores)]
       Prints the generated text as it comes, or one JSON report with --json. --special reads
       control-token text in the prompt (e.g. <|im_start|>) as those tokens. A model may name
       its window and position mode in its metadata (sinkscope.kv_window,
@@ -64,7 +64,7 @@ commands:
       Prints the token ids (BOS included when the vocabulary adds it) and pieces as JSON;
       FILE may be a vocabulary without tensors.
   logits --model FILE (--prompt TEXT | --prompt-file FILE) [--special] [--top K (16)]
-      [--kv-bits B (16)] [--json]
+      [--kv-bits B (16)] [--threads T] [--json]
       Prints, for every prompt position, the K best [token id, logit] as JSON:
       {"ids": [...], "positions": [{"top": [[id, logit], ...]}, ...]}.
   template (--model FILE | --template FILE.jinja [--bos X] [--eos Y]) --conversation C.json
@@ -72,30 +72,31 @@ commands:
       Prints the conversation ({"messages": [...], "tools": [...]}, OpenAI form) rendered as
       Hugging Face's apply_chat_template renders it; --now fixes strftime_now's clock.
   perplexity --model FILE --file TEXT --ctx N [--kv-window W (0 = budget)] [--kv-bits B (32)]
-      [--positions P] [--sinks S]
+      [--positions P] [--sinks S] [--threads T]
       Prints llama-perplexity's figure for the text as JSON.
-  bench --model FILE [-p N (128)] [-n N (128)] [--threads T (1)] [--repeat R (3)]
+  bench --model FILE [-p N (128)] [-n N (128)] [--threads T] [--repeat R (3)]
       [--kv-window W (0 = budget)] [--kv-bits B] [--positions P] [--sinks S]
       Prints the best prefill and decode speeds as JSON.
   make-model --out FILE [--vocab N --embd N --layers N --heads N --kv-heads N --ff N --ctx N
-      --seed S --type f32|f16|q8_0|q4_0 --rope adjacent|neox
+      --seed S --type f32|f16|q8_0|q4_0|q4_k_m --rope adjacent|neox
       | --arch llama|exaone|qwen2|qwen3 --tied]
       Writes a deterministic synthetic model and prints its path, bytes and parameters as JSON.
   soak --model FILE --tokens N [--kv-window W (64)] [--kv-bits B] [--positions P] [--sinks S]
-      [--seed S (42)] [--json]
+      [--seed S (42)] [--threads T] [--json]
       Samples N tokens in one session (EOS ignored), checking the cache invariants after each
       token and RSS every 10k tokens (on stderr); prints tokens, invariant_violations,
       rss_start_bytes (after warm-up), rss_end_bytes, rss_growth_bytes and tokens_per_s.
       Exits 1 when an invariant was violated.
   stream-ppl --model FILE --file TEXT [--repeat N (1)] [--window W (128)] [--policy P]...
-      [--recompute-every K (1)] [--kv-bits B (32)] [--csv OUT] [--json]
+      [--recompute-every K (1)] [--kv-bits B (32)] [--threads T] [--csv OUT] [--json]
       P: dense, window, sink:N, sink:N:streaming, recompute (default: dense, window, sink:1,
       sink:4, sink:4:streaming, recompute). Streams BOS + the text N times token by token
       through each policy; prints perplexity figures as a table, or JSON with --json; --csv
       writes position,policy,nll,rolling_ppl (rolling over 256 positions).
   eval-tools --model FILE --suite FILE [--sinks on|off (on)] [--constrained on|off (on)]
       [--call auto|required|none (auto)] [--n-predict N (256)] [--max-call-tokens N (192)]
-      [--limit N (all)] [--kv-window W] [--kv-bits B] [--positions P] [--json] [--verbose]
+      [--limit N (all)] [--kv-window W] [--kv-bits B] [--positions P] [--threads T] [--json]
+      [--verbose]
       Runs each conversation of a JSONL suite ({"tools", "system", "turns": [{"query",
       "answers", "result"}]}, one per line) as one session, greedy, the window sliding across
       its turns; after each call the turn's result ({"status":"ok"} by default) goes back as
@@ -111,6 +112,9 @@ commands:
       --verbose prints every turn on stderr. A bad suite line exits 3 naming the line.
   help
       Prints this text.
+
+--threads T (1 to 256) splits each matrix product and attention's heads among T threads; the
+results are the same bits for any T. Default: the number of cores.
 
 exit status: 0 success, 2 bad usage, 3 bad model or input file, 1 other failure
 )";

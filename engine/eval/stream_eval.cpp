@@ -36,6 +36,7 @@ SessionOptions sessionOptionsFor(const Policy& policy, const StreamEvalOptions& 
     SessionOptions session;
     session.kvWindow = options.window;
     session.kvBits = options.kvBits;
+    session.threads = options.threads;
     session.sinks = SinkMode::None;
     session.positions = PositionMode::Absolute;
     if (policy.kind == PolicyKind::Sinks) {
@@ -115,10 +116,10 @@ std::vector<Policy> defaultPolicies() {
 // context, for stories260K) and dense must run past it, so it drives a cache as long as the
 // stream through forward() itself.
 struct PolicyStream::DenseState {
-    DenseState(const Model& model, int positions, int kvBits)
+    DenseState(const Model& model, int positions, int kvBits, int threads)
         : model(model),
           cache(KvCacheShape{model.config().nLayer, model.config().kvDim(), 0, positions, kvBits}),
-          state(model.config(), cache.slotCount()) {}
+          state(model.config(), cache.slotCount(), threads) {}
 
     std::span<const float> feed(int32_t token) {
         const int slot = cache.place(token, position, false);
@@ -140,8 +141,8 @@ PolicyStream::PolicyStream(const Model& model, std::vector<int32_t> tokens, cons
     if (policy.kind == PolicyKind::Dense) {
         if (positionCount() > std::numeric_limits<int>::max())
             throw std::invalid_argument("the stream is too long for a dense cache");
-        m_dense =
-            std::make_unique<DenseState>(model, static_cast<int>(positionCount()), options.kvBits);
+        m_dense = std::make_unique<DenseState>(model, static_cast<int>(positionCount()),
+                                               options.kvBits, options.threads);
         return;
     }
     m_session = std::make_unique<Session>(model, sessionOptionsFor(policy, options));

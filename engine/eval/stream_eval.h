@@ -50,6 +50,7 @@ struct StreamEvalOptions {
     int window = 128;       // W: ring positions of window and sinks, tokens re-run by recompute
     int kvBits = 32;        // f32 by default, so that the figures measure the policy, not rounding
     int recomputeEvery = 1; // recompute scores only the positions p with p % k == 0
+    int threads = 1;        // threads that split each matrix product (SessionOptions::threads)
 };
 
 // One policy's pass over a stream, a position at a time, so that a caller can interleave several

@@ -11,9 +11,7 @@
 #include <string>
 #include <utility>
 
-#ifdef __F16C__
 #include <immintrin.h>
-#endif
 
 namespace sinkscope {
 
@@ -97,15 +95,27 @@ void encodeFp16(const float* values, int kvDim, uint8_t* out) {
 }
 
 // With F16C the conversion runs eight values at a time in hardware; it is bit-exact with
-// fp16ToFp32, the scalar reference (tests/test_kv_cache.cpp compares them).
-void decodeFp16(const uint8_t* in, int kvDim, float* values) {
+// fp16ToFp32, the scalar reference (tests/test_kv_cache.cpp compares them). Returns how many
+// values it converted; only called where the CPU has F16C.
+__attribute__((target("avx,f16c"))) int decodeFp16Hardware(const uint8_t* in, int kvDim,
+                                                           float* values) {
     int i = 0;
-#ifdef __F16C__
     for (; i + 8 <= kvDim; i += 8) {
         const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 2 * i));
         _mm256_storeu_ps(values + i, _mm256_cvtph_ps(halves));
     }
-#endif
+    return i;
+}
+
+// Every x86-64 CPU with AVX2 has F16C (and compilers' __builtin_cpu_supports does not all name
+// F16C).
+bool cpuHasF16c() {
+    static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
+    return has;
+}
+
+void decodeFp16(const uint8_t* in, int kvDim, float* values) {
+    int i = cpuHasF16c() ? decodeFp16Hardware(in, kvDim, values) : 0;
     for (; i < kvDim; ++i) {
         uint16_t half = 0;
         std::memcpy(&half, in + static_cast<size_t>(i) * sizeof(half), sizeof(half));
@@ -156,8 +166,8 @@ void KvCache::readV(int layer, int slot, float* values) const {
     decode(row(m_values, layer, slot), values);
 }
 
-void KvCache::gatherV(int layer, std::span<const int> slots, float* columns) const {
-    gather(m_values, layer, slots, columns);
+void KvCache::gatherK(int layer, std::span<const int> slots, float* columns) const {
+    gather(m_keys, layer, slots, columns);
 }
 
 // Decodes straight into the transposed layout; the int8 rows are the hot case (the default), so

@@ -48,9 +48,9 @@ public:
     void writeV(int layer, int slot, const float* row);
     void readK(int layer, int slot, float* row) const;
     void readV(int layer, int slot, float* row) const;
-    // The V rows of several slots at once, transposed: columns [kvDim][slots.size()], so that
-    // the weighted sum runs along the slots with contiguous loads.
-    void gatherV(int layer, std::span<const int> slots, float* columns) const;
+    // The K rows of several slots at once, transposed: columns [kvDim][slots.size()], so that
+    // attention scores many slots with each query value (model/kernel_table.h).
+    void gatherK(int layer, std::span<const int> slots, float* columns) const;
 
     // [sinkSlots + window]. (Not named `slots`: that word is a Qt macro.)
     const std::vector<SlotInfo>& slotInfos() const { return m_slots; }

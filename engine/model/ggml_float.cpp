@@ -1,60 +1,54 @@
-#include "model/ggml_float.h"
+// A kernel source (model/kernel_isa_begin.h): the softmax, SwiGLU and f32 matrix rows of
+// model/ggml_float.h, compiled once per instruction-set level.
+#include "model/kernel_table.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 
-namespace sinkscope::ggml {
+#include "model/kernel_isa_begin.h"
 
-float foldLanes8(const float lanes[8]) {
-    float half[4];
-    for (int i = 0; i < 4; ++i)
-        half[i] = lanes[i + 4] + lanes[i];
-    return (half[0] + half[2]) + (half[1] + half[3]);
-}
+// After the region opens: compiled for its level.
+#include "model/ggml_lanes.h"
 
-float foldLanes16(const float lanes[16]) {
-    float half[8];
-    for (int i = 0; i < 8; ++i)
-        half[i] = lanes[i + 8] + lanes[i];
-    return foldLanes8(half);
-}
+namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
 
-float laneDot16(const float* a, const float* b, int n) {
-    float lanes[16] = {};
-    int i = 0;
-    for (; i + 16 <= n; i += 16)
+namespace {
+
+// The largest of x[n] (n >= 1) as std::max_element finds it (a NaN counts only in x[0]), in
+// sixteen running maxima so that it vectorizes: the maximum is exact in any order.
+float rowMaximum(const float* x, int n) {
+    float lanes[16];
+    std::fill_n(lanes, 16, x[0]);
+    int start = 0;
+    for (; start + 16 <= n; start += 16)
         for (int j = 0; j < 16; ++j)
-            lanes[j] = std::fma(a[i + j], b[i + j], lanes[j]);
-    for (int j = 0; i + j < n; ++j)
-        lanes[j] = std::fma(a[i + j], b[i + j], lanes[j]);
-    return foldLanes16(lanes);
-}
-
-float vectorExp(float x) {
-    constexpr float kShift = 0x1.8p23f; // adding it rounds to an integer (round to nearest)
-    const float z = std::fma(x, 0x1.715476p+0f, kShift);
-    const float n = z - kShift; // round(x / ln 2)
-    if (std::isnan(n)) return x;
-    if (std::fabs(n) > 192) return n <= 0 ? 0.0f : INFINITY;
-    // r = x - n ln2, with ln2 in two parts so that the first product is exact
-    const float r = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
-    const float r2 = r * r;
-    const float poly = std::fma(std::fma(std::fma(0x1.0e4020p-7f, r, 0x1.573e2ep-5f), r2,
-                                         std::fma(0x1.555e66p-3f, r, 0x1.fffdb6p-2f)),
-                                r2, std::fma(0x1.ffffecp-1f, r, 1.0f));
-    return std::ldexp(poly, static_cast<int>(n)); // _mm512_scalef_ps: exact scaling, one rounding
+            lanes[j] = x[start + j] > lanes[j] ? x[start + j] : lanes[j];
+    for (int j = 0; start + j < n; ++j)
+        lanes[j] = x[start + j] > lanes[j] ? x[start + j] : lanes[j];
+    float maximum = lanes[0];
+    for (int j = 1; j < 16; ++j)
+        maximum = lanes[j] > maximum ? lanes[j] : maximum;
+    return maximum;
 }
 
 void softmaxRow(float* x, int n) {
-    const float maxValue = *std::max_element(x, x + n);
+    const float maxValue = rowMaximum(x, n);
     double sum = 0;
-    for (int start = 0; start < n; start += 16) {
+    int start = 0;
+    for (; start + 16 <= n; start += 16) { // whole chunks: a fixed-length loop, vectorized
+        float chunk[16];
+        for (int j = 0; j < 16; ++j)
+            chunk[j] = ggml::vectorExp(x[start + j] - maxValue);
+        std::copy_n(chunk, 16, x + start);
+        sum += static_cast<double>(ggml::foldLanes16(chunk));
+    }
+    if (start < n) {
         float chunk[16] = {};
-        for (int j = 0; j < 16 && start + j < n; ++j) {
-            x[start + j] = vectorExp(x[start + j] - maxValue);
-            chunk[j] = x[start + j];
-        }
-        sum += static_cast<double>(foldLanes16(chunk));
+        for (int j = 0; start + j < n; ++j)
+            x[start + j] = chunk[j] = ggml::vectorExp(x[start + j] - maxValue);
+        sum += static_cast<double>(ggml::foldLanes16(chunk));
     }
     const auto inverse = static_cast<float>(1.0 / sum);
     for (int i = 0; i < n; ++i)
@@ -64,9 +58,48 @@ void softmaxRow(float* x, int n) {
 void swiglu(float* gate, const float* up, int n) {
     const int vectorEnd = n / 16 * 16;
     for (int i = 0; i < vectorEnd; ++i)
-        gate[i] = gate[i] / (1.0f + vectorExp(-gate[i])) * up[i];
+        gate[i] = gate[i] / (1.0f + ggml::vectorExp(-gate[i])) * up[i];
     for (int i = vectorEnd; i < n; ++i)
         gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
-} // namespace sinkscope::ggml
+// Each row sums as llama.cpp's tinyBLAS F32 kernel (AVX-512) sums it: 16 lanes with fused
+// multiply-adds over consecutive 16-value chunks, folded halves first. Four rows at a time share
+// each load of x.
+void matvecF32(const float* w, int64_t cols, const float* x, float* out, int64_t rowBegin,
+               int64_t rowEnd) {
+    const int64_t fullChunks = cols / 16 * 16;
+    int64_t r = rowBegin;
+    for (; r + 4 <= rowEnd; r += 4) {
+        const float* rows = w + static_cast<size_t>(r) * cols;
+        float lanes[4][16] = {};
+        for (int64_t c = 0; c < fullChunks; c += 16)
+            for (int k = 0; k < 4; ++k)
+                for (int j = 0; j < 16; ++j)
+                    lanes[k][j] = std::fma(rows[k * cols + c + j], x[c + j], lanes[k][j]);
+        for (int k = 0; k < 4; ++k) {
+            for (int j = 0; fullChunks + j < cols; ++j)
+                lanes[k][j] =
+                    std::fma(rows[k * cols + fullChunks + j], x[fullChunks + j], lanes[k][j]);
+            out[r + k] = ggml::foldLanes16(lanes[k]);
+        }
+    }
+    for (; r < rowEnd; ++r)
+        out[r] = ggml::laneDot16(w + static_cast<size_t>(r) * cols, x, static_cast<int>(cols));
+}
+
+} // namespace
+
+#include "model/kernel_isa_end.h"
+
+void fillFloatKernels(KernelTable& table) {
+    table.foldLanes8 = ggml::foldLanes8;
+    table.foldLanes16 = ggml::foldLanes16;
+    table.laneDot16 = ggml::laneDot16;
+    table.vectorExp = ggml::vectorExp;
+    table.softmaxRow = softmaxRow;
+    table.swiglu = swiglu;
+    table.matvecF32 = matvecF32;
+}
+
+} // namespace sinkscope::SINKSCOPE_ISA_NAMESPACE

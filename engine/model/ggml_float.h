@@ -6,8 +6,9 @@
 // flip shifts the logits by a whole quantization step (0.03-0.1 on the reference models).
 //
 // The orders follow ggml's AVX-512 / AVX2 code (ggml-cpu.c, llamafile's sgemm.cpp): sums kept in
-// 16 (or 8) float lanes with fused multiply-adds, then folded halves first. They are written here
-// with std::fma and plain loops, so any x86-64 CPU computes the same bits.
+// 16 (or 8) float lanes with fused multiply-adds, then folded halves first. They are written with
+// std::fma and plain loops (model/ggml_lanes.h, model/ggml_float.cpp), so any x86-64 CPU computes
+// the same bits; these functions run the CPU's instruction-set level (model/kernel_table.h).
 #pragma once
 
 namespace sinkscope::ggml {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model/model.h"
+#include "model/thread_pool.h"
 
 #include <cstdint>
 #include <cstring>
@@ -16,8 +17,9 @@ inline void axpy(float a, const float* x, float* y, int n) {
 }
 
 // out[rows] = W[rows][cols] . x[cols]; quantized rows as ggml computes them (x quantized once to
-// the type's activation blocks, integer dots per block: model/quant_dot.h)
-void matvec(const Matrix& w, const float* x, float* out);
+// the type's activation blocks, integer dots per block: model/quant_dot.h). With a pool, the rows
+// are split among its threads; every row's result is the same either way.
+void matvec(const Matrix& w, const float* x, float* out, ThreadPool* pool = nullptr);
 // out[cols] = row `row` of W, as f32 (an embedding lookup)
 void matrixRow(const Matrix& w, int row, float* out);
 // out[n] = x[n] / sqrt(mean(x^2) + eps) * weight[n]
@@ -26,6 +28,12 @@ void rmsNorm(const float* x, const float* weight, int n, float eps, float* out);
 // ([headDim / 2], or nullptr) divide each pair's angle, as ggml applies Llama-3's rope_freqs.
 void rope(float* vec, int heads, int headDim, int64_t position, float base, RopeStyle style,
           const float* freqFactors = nullptr);
+// rope() in two steps, so that a position's angles are computed once for every head of every
+// layer: cosines[headDim / 2] and sines[headDim / 2] of each pair's angle, then the rotation.
+void ropeAngles(int headDim, int64_t position, float base, const float* freqFactors, float* cosines,
+                float* sines);
+void applyRope(float* vec, int heads, int headDim, RopeStyle style, const float* cosines,
+               const float* sines);
 // In place: every value rounded to the nearest f16 and back (ggml's f16 attention operands)
 void roundToHalf(float* values, size_t count);
 

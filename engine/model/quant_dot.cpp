@@ -1,9 +1,10 @@
 // quantDot / quantMatvec: argument checks, the activation type per weight type, and dispatch to
-// the kernels of model/quant_dot_fast.cpp (ref:: to model/quant_dot_ref.cpp).
+// the kernels of model/quant_dot_fast.cpp at the CPU's level (ref:: to model/quant_dot_ref.cpp).
 #include "model/quant_dot.h"
 
 #include "gguf/dequantize.h"
 #include "gguf/quant_blocks.h"
+#include "model/kernel_table.h"
 #include "model/quant_dot_kernels.h"
 
 #include <algorithm>
@@ -125,7 +126,7 @@ void quantizeActivations(GgmlType weightType, const float* x, void* dst, int64_t
 
 float quantDot(GgmlType weightType, const void* weightRow, const void* activationRow, int64_t n) {
     const int64_t blocks = requireDotRow(weightType, n);
-    return quant::fastDotKernel(weightType)(weightRow, activationRow, blocks);
+    return kernels().dot(weightType)(weightRow, activationRow, blocks);
 }
 
 namespace ref {
@@ -136,17 +137,21 @@ float quantDot(GgmlType weightType, const void* weightRow, const void* activatio
 } // namespace ref
 
 void quantMatvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
-                 float* out, std::vector<std::byte>& scratch) {
+                 float* out, std::vector<std::byte>& scratch, ThreadPool* pool) {
     const int64_t blocks = requireDotRow(type, cols);
     if (rows < 0) throw std::invalid_argument("negative row count " + std::to_string(rows));
     const GgmlType activation = activationType(type);
     scratch.resize(static_cast<size_t>(*ggmlByteSize(activation, static_cast<uint64_t>(cols))));
     quantizeForDot(activation, x, scratch.data(), cols);
     const auto rowBytes = static_cast<size_t>(*ggmlByteSize(type, static_cast<uint64_t>(cols)));
-    const quant::DotKernel kernel = quant::fastDotKernel(type);
-    const auto* rowsStart = static_cast<const uint8_t*>(w);
-    for (int64_t r = 0; r < rows; ++r)
-        out[r] = kernel(rowsStart + static_cast<size_t>(r) * rowBytes, scratch.data(), blocks);
+    const auto rowRange = [&](int64_t begin, int64_t end) {
+        kernels().quantRows(type, static_cast<const uint8_t*>(w), rowBytes, blocks, scratch.data(),
+                            out, begin, end);
+    };
+    if (pool)
+        pool->forRanges(rows, 1, rowRange, rows * cols);
+    else
+        rowRange(0, rows);
 }
 
 } // namespace sinkscope

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "gguf/ggml_types.h"
+#include "model/thread_pool.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -42,9 +43,9 @@ float quantDot(GgmlType weightType, const void* weightRow, const void* activatio
 
 // out[rows] = W[rows][cols] . x[cols]: W row-major in `type`, ggmlByteSize(type, cols) bytes per
 // row, unaligned. x is quantized once into `scratch` (resized as needed, reusable across calls),
-// then each row is one quantDot.
+// then each row is one quantDot; with a pool, the rows are split among its threads.
 void quantMatvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
-                 float* out, std::vector<std::byte>& scratch);
+                 float* out, std::vector<std::byte>& scratch, ThreadPool* pool = nullptr);
 
 namespace ref {
 float quantDot(GgmlType weightType, const void* weightRow, const void* activationRow, int64_t n);

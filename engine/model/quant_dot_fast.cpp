@@ -1,4 +1,5 @@
-// The default dot kernels: the integer arithmetic of the references (model/quant_dot_ref.cpp)
+// A kernel source (model/kernel_isa_begin.h), compiled once per instruction-set level. The
+// default dot kernels: the integer arithmetic of the references (model/quant_dot_ref.cpp)
 // with the float steps of ggml's x86-64 kernels (its AVX2 vec_dot kernels and llamafile's
 // tinyBLAS, which llama.cpp runs on these CPUs), so that products match llama.cpp's bit for bit
 // (model/ggml_float.h says why that matters). Written without target intrinsics: blocks are read
@@ -12,10 +13,8 @@
 // sub-block's scale. Each block adds d * lane to eight float lanes with a fused multiply-add, and
 // the float lanes are folded once at the end (ggml::foldLanes8); the K-quants' mins take the
 // paths named at each kernel. F32 / F16 / BF16 follow tinyBLAS's AVX-512 kernels (16 lanes).
-#include "model/quant_dot_kernels.h"
-
 #include "gguf/quant_blocks.h"
-#include "model/ggml_float.h"
+#include "model/kernel_table.h"
 
 #include <algorithm>
 #include <array>
@@ -23,9 +22,16 @@
 #include <cstddef>
 #include <cstring>
 
-namespace sinkscope::quant {
+#include "model/kernel_isa_begin.h"
+
+// After the region opens: compiled for its level.
+#include "model/ggml_lanes.h"
+
+namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
 
 namespace {
+
+using namespace sinkscope::quant;
 
 using Bytes16 = uint8_t __attribute__((vector_size(16)));
 using Bytes32 = uint8_t __attribute__((vector_size(32)));
@@ -482,43 +488,68 @@ float dotBF16(const void* w, const void* a, int64_t n) {
     return ggml::foldLanes16(lanes);
 }
 
-} // namespace
+struct TypeKernels {
+    DotKernel dot = nullptr;
+    decltype(&dotRows<dotF32>) rows = nullptr;
+};
 
-DotKernel fastDotKernel(GgmlType weightType) {
+template <DotKernel Kernel> TypeKernels kernelsOf() {
+    return {Kernel, dotRows<Kernel>};
+}
+
+TypeKernels typeKernels(GgmlType weightType) {
     switch (weightType) {
     case GgmlType::F32:
-        return dotF32;
+        return kernelsOf<dotF32>();
     case GgmlType::F16:
-        return dotF16;
+        return kernelsOf<dotF16>();
     case GgmlType::BF16:
-        return dotBF16;
+        return kernelsOf<dotBF16>();
     case GgmlType::Q4_0:
-        return dotQ4_0;
+        return kernelsOf<dotQ4_0>();
     case GgmlType::Q4_1:
-        return dotQ4_1;
+        return kernelsOf<dotQ4_1>();
     case GgmlType::Q5_0:
-        return dotQ5_0;
+        return kernelsOf<dotQ5_0>();
     case GgmlType::Q5_1:
-        return dotQ5_1;
+        return kernelsOf<dotQ5_1>();
     case GgmlType::Q8_0:
-        return dotQ8_0;
+        return kernelsOf<dotQ8_0>();
     case GgmlType::IQ4_NL:
-        return dotIQ4_NL;
+        return kernelsOf<dotIQ4_NL>();
     case GgmlType::Q2_K:
-        return dotQ2_K;
+        return kernelsOf<dotQ2_K>();
     case GgmlType::Q3_K:
-        return dotQ3_K;
+        return kernelsOf<dotQ3_K>();
     case GgmlType::Q4_K:
-        return dotQ4_K;
+        return kernelsOf<dotQ4_K>();
     case GgmlType::Q5_K:
-        return dotQ5_K;
+        return kernelsOf<dotQ5_K>();
     case GgmlType::Q6_K:
-        return dotQ6_K;
+        return kernelsOf<dotQ6_K>();
     case GgmlType::IQ4_XS:
-        return dotIQ4_XS;
+        return kernelsOf<dotIQ4_XS>();
     default:
-        return nullptr;
+        return {};
     }
 }
 
-} // namespace sinkscope::quant
+DotKernel dotKernel(GgmlType weightType) {
+    return typeKernels(weightType).dot;
+}
+
+void quantRows(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t blocks,
+               const void* activations, float* out, int64_t rowBegin, int64_t rowEnd) {
+    typeKernels(type).rows(rows, rowBytes, blocks, activations, out, rowBegin, rowEnd);
+}
+
+} // namespace
+
+#include "model/kernel_isa_end.h"
+
+void fillDotKernels(KernelTable& table) {
+    table.dot = dotKernel;
+    table.quantRows = quantRows;
+}
+
+} // namespace sinkscope::SINKSCOPE_ISA_NAMESPACE

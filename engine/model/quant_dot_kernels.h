@@ -1,9 +1,11 @@
 // The per-type dot kernels behind quantDot (model/quant_dot.h): the scalar references
-// (model/quant_dot_ref.cpp) and the vectorizable default kernels (model/quant_dot_fast.cpp).
+// (model/quant_dot_ref.cpp); the default kernels (model/quant_dot_fast.cpp) are in each
+// instruction-set level's KernelTable (model/kernel_table.h).
 #pragma once
 
 #include "gguf/ggml_types.h"
 
+#include <cstddef>
 #include <cstdint>
 
 namespace sinkscope::quant {
@@ -12,8 +14,16 @@ namespace sinkscope::quant {
 // one value). Both rows unaligned.
 using DotKernel = float (*)(const void* weights, const void* activations, int64_t blocks);
 
+// The rows [rowBegin, rowEnd) of a matrix of one type, each `blocks` blocks, rowBytes apart:
+// out[r] = Kernel(row r, activations).
+template <DotKernel Kernel>
+void dotRows(const uint8_t* rows, size_t rowBytes, int64_t blocks, const void* activations,
+             float* out, int64_t rowBegin, int64_t rowEnd) {
+    for (int64_t r = rowBegin; r < rowEnd; ++r)
+        out[r] = Kernel(rows + static_cast<size_t>(r) * rowBytes, activations, blocks);
+}
+
 // nullptr for a type without a dot (quantDotSupported false).
 DotKernel referenceDotKernel(GgmlType weightType);
-DotKernel fastDotKernel(GgmlType weightType);
 
 } // namespace sinkscope::quant

@@ -105,7 +105,7 @@ void validateSpec(const SyntheticSpec& spec) {
     if (!architectures.contains(spec.architecture))
         throw std::invalid_argument("no synthetic models of architecture '" + spec.architecture +
                                     "'");
-    const int64_t block = ggmlBlockValues(spec.weightType);
+    const int64_t block = spec.q4KMediumMix ? 32 : ggmlBlockValues(spec.weightType);
     const int64_t qDim = int64_t{spec.nHead} * headDimOf(spec);
     if (!ggmlTypeSupported(spec.weightType) || spec.nEmbd % block || spec.nFf % block ||
         qDim % block)
@@ -113,6 +113,20 @@ void validateSpec(const SyntheticSpec& spec) {
                                     ggmlTypeName(spec.weightType) +
                                     " need n_embd, n_ff and the heads' width to be multiples of "
                                     "its block size");
+}
+
+// llama.cpp's use_more_bits: the first and last eighth of the layers and every third between.
+bool layerGetsMoreBits(int layer, int layers) {
+    return layer < layers / 8 || layer >= 7 * layers / 8 || (layer - layers / 8) % 3 == 2;
+}
+
+// A matrix's type: spec.weightType, or the Q4_K_M choice (SyntheticSpec::q4KMediumMix) for a
+// matrix of rows of `cols` values; `moreBits` for the output and the favoured attn_v / ffn_down.
+GgmlType matrixType(const SyntheticSpec& spec, int cols, bool moreBits) {
+    if (!spec.q4KMediumMix) return spec.weightType;
+    const bool superBlocks = cols % 256 == 0;
+    if (moreBits) return superBlocks ? GgmlType::Q6_K : GgmlType::Q8_0;
+    return superBlocks ? GgmlType::Q4_K : GgmlType::Q5_0;
 }
 
 GgufWriter syntheticModelWriter(const SyntheticSpec& spec) {
@@ -151,11 +165,11 @@ GgufWriter syntheticModelWriter(const SyntheticSpec& spec) {
     w.setUint32("tokenizer.ggml.unknown_token_id", 0);
 
     Random random(spec.seed);
-    const auto matrix = [&](const std::string& name, int rows, int cols) {
+    const auto matrix = [&](const std::string& name, int rows, int cols, bool moreBits = false) {
         w.addTensorFromFloats(name, {cols, rows},
                               randomValues(random, static_cast<size_t>(rows) * cols,
                                            1.7f / std::sqrt(static_cast<float>(cols))),
-                              spec.weightType);
+                              matrixType(spec, cols, moreBits));
     };
     const auto norm = [&](const std::string& name) {
         w.addTensorFromFloats(name, {spec.nEmbd}, std::vector<float>(spec.nEmbd, 1.0f));
@@ -170,15 +184,16 @@ GgufWriter syntheticModelWriter(const SyntheticSpec& spec) {
     if (spec.ropeFreqs) vector("rope_freqs.weight", headDim / 2, 4.0f, 3.0f);
     w.addTensorFromFloats("token_embd.weight", {spec.nEmbd, spec.nVocab},
                           randomValues(random, static_cast<size_t>(spec.nVocab) * spec.nEmbd, 1.0f),
-                          spec.weightType);
+                          matrixType(spec, spec.nEmbd, spec.tiedOutput));
     norm("output_norm.weight");
-    if (!spec.tiedOutput) matrix("output.weight", spec.nVocab, spec.nEmbd);
+    if (!spec.tiedOutput) matrix("output.weight", spec.nVocab, spec.nEmbd, true);
     for (int i = 0; i < spec.nLayer; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
         norm(p + "attn_norm.weight");
         matrix(p + "attn_q.weight", qDim, spec.nEmbd);
         matrix(p + "attn_k.weight", kvDim, spec.nEmbd);
-        matrix(p + "attn_v.weight", kvDim, spec.nEmbd);
+        const bool moreBits = layerGetsMoreBits(i, spec.nLayer);
+        matrix(p + "attn_v.weight", kvDim, spec.nEmbd, moreBits);
         matrix(p + "attn_output.weight", spec.nEmbd, qDim);
         if (arch == "qwen2") {
             vector(p + "attn_q.bias", qDim, 0.0f, 0.5f);
@@ -192,7 +207,7 @@ GgufWriter syntheticModelWriter(const SyntheticSpec& spec) {
         norm(p + "ffn_norm.weight");
         matrix(p + "ffn_gate.weight", spec.nFf, spec.nEmbd);
         matrix(p + "ffn_up.weight", spec.nFf, spec.nEmbd);
-        matrix(p + "ffn_down.weight", spec.nEmbd, spec.nFf);
+        matrix(p + "ffn_down.weight", spec.nEmbd, spec.nFf, moreBits);
     }
     return w;
 }

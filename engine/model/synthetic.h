@@ -21,6 +21,11 @@ struct SyntheticSpec {
     int nCtxTrain = 2048;
     uint64_t seed = 1;
     GgmlType weightType = GgmlType::F32;
+    // The matrices as llama.cpp's Q4_K_M writes them instead of all in weightType: Q6_K for the
+    // output (the embeddings when tied) and for attn_v and ffn_down in the layers it gives more
+    // bits, Q4_K elsewhere; rows that are not whole 256-value super-blocks fall back to Q8_0 and
+    // Q5_0 (Qwen2.5-0.5B's and SmolLM2's 896- and 576-wide rows).
+    bool q4KMediumMix = false;
     // "llama" (adjacent-pair RoPE), "exaone" (half-split RoPE), "qwen2" (half-split, Q/K/V
     // biases) or "qwen3" (half-split, per-head Q/K norms)
     std::string architecture = "llama";

@@ -2,6 +2,7 @@
 
 #include "memory/mask.h"
 #include "model/ggml_float.h"
+#include "model/kernel_table.h"
 #include "model/ops.h"
 
 #include <algorithm>
@@ -10,13 +11,14 @@
 
 namespace sinkscope {
 
-RunState::RunState(const ModelConfig& c, int slotCount)
-    : x(c.nEmbd), xn(c.nEmbd), q(static_cast<size_t>(c.nHead) * c.headDim),
+RunState::RunState(const ModelConfig& c, int slotCount, int threads)
+    : pool(threads), x(c.nEmbd), xn(c.nEmbd), q(static_cast<size_t>(c.nHead) * c.headDim),
       qRaw(static_cast<size_t>(c.nHead) * c.headDim), qRotated(c.headDim), k(c.kvDim()),
       v(c.kvDim()), attnOut(static_cast<size_t>(c.nHead) * c.headDim), gate(c.nFf), up(c.nFf),
       blockOut(c.nEmbd), columns(static_cast<size_t>(slotCount) * c.kvDim()),
       scores(static_cast<size_t>(c.nHead) * slotCount), keptProbe(slotCount), probe(slotCount),
-      logits(c.nVocab) {
+      logits(c.nVocab), ropeCos(c.headDim / 2), ropeSin(c.headDim / 2), foldCos(c.headDim / 2),
+      foldSin(c.headDim / 2), keyRow(c.kvDim()) {
     keptSlots.reserve(slotCount);
 }
 
@@ -43,9 +45,9 @@ void collectKeptSlots(const KvCache& cache, int64_t position, RunState& s) {
 // Streaming positions (section 5): sink j of S is scored at distance min(q - p_j, W + S - 1 - j).
 // The kept sinks whose distance folds are scored again with the query rotated to
 // p_j + W + S - 1 - j (stored keys are never re-rotated). Sinks occupy slots [0, S) in order, so
-// slot j is sink j. s.columns holds the kept keys as rows.
-void rescoreFoldedSinks(const Model& model, const KvCache& cache, RunState& s, int64_t position,
-                        bool halfPrecision) {
+// slot j is sink j.
+void rescoreFoldedSinks(const Model& model, const KvCache& cache, RunState& s, int layer,
+                        int64_t position, bool halfPrecision) {
     const ModelConfig& c = model.config();
     const int kept = static_cast<int>(s.keptSlots.size());
     const int groupSize = c.nHead / c.nHeadKv;
@@ -55,61 +57,63 @@ void rescoreFoldedSinks(const Model& model, const KvCache& cache, RunState& s, i
         const int64_t folded = cache.shape().window + cache.sinksUsed() - 1 - sink;
         const int64_t sinkPosition = cache.slotInfos()[sink].position;
         if (position - sinkPosition <= folded) continue;
-        const float* keyRow = s.columns.data() + static_cast<size_t>(i) * c.kvDim();
+        cache.readK(layer, sink, s.keyRow.data());
+        ropeAngles(c.headDim, sinkPosition + folded, c.ropeBase, model.weights().ropeFreqs,
+                   s.foldCos.data(), s.foldSin.data());
         for (int h = 0; h < c.nHead; ++h) {
             std::copy_n(s.qRaw.data() + static_cast<size_t>(h) * c.headDim, c.headDim,
                         s.qRotated.data());
-            rope(s.qRotated.data(), 1, c.headDim, sinkPosition + folded, c.ropeBase, c.rope,
-                 model.weights().ropeFreqs);
+            applyRope(s.qRotated.data(), 1, c.headDim, c.rope, s.foldCos.data(), s.foldSin.data());
             if (halfPrecision) roundToHalf(s.qRotated.data(), s.qRotated.size());
-            const float* key = keyRow + static_cast<size_t>(h / groupSize) * c.headDim;
+            const float* key = s.keyRow.data() + static_cast<size_t>(h / groupSize) * c.headDim;
             s.scores[static_cast<size_t>(h) * kept + i] =
                 ggml::laneDot16(s.qRotated.data(), key, c.headDim) * scale;
         }
     }
 }
 
-// Attention of every head over the kept slots; leaves the result in s.attnOut.
+// Attention of every head over the kept slots; leaves the result in s.attnOut. The heads are
+// split among the pool's threads.
 void attend(const Model& model, const KvCache& cache, RunState& s, int layer,
             const QueryPlacement& where, const AttentionProbe& probe) {
     const ModelConfig& c = model.config();
+    const KernelTable& kernel = kernels();
     const int kept = static_cast<int>(s.keptSlots.size());
-    const int headDim = c.headDim;
-    const int groupSize = c.nHead / c.nHeadKv;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(headDim));
+    const AttentionShape shape{kept, c.headDim, c.nHead / c.nHeadKv, c.kvDim()};
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
     // With an f16 cache, attention follows ggml's f16 path (llama.cpp's default cache type): the
     // query is rounded to f16 for the K dot products and the softmax weights for the V sum.
     const bool halfPrecision = cache.shape().kvBits == 16;
     if (halfPrecision) roundToHalf(s.q.data(), s.q.size());
 
-    // scores[h][i] = (q_h . K[i]) * scale, with the kept keys as rows: [kept][kv_dim]. The dots
-    // and the softmax run in llama.cpp's float order (model/ggml_float.h).
-    const size_t kvDim = static_cast<size_t>(c.kvDim());
-    for (int i = 0; i < kept; ++i) {
-        float* keyRow = s.columns.data() + static_cast<size_t>(i) * kvDim;
-        cache.readK(layer, s.keptSlots[i], keyRow);
-        for (int h = 0; h < c.nHead; ++h) {
-            const float* query = s.q.data() + static_cast<size_t>(h) * headDim;
-            const float* key = keyRow + static_cast<size_t>(h / groupSize) * headDim;
-            s.scores[static_cast<size_t>(h) * kept + i] =
-                ggml::laneDot16(query, key, headDim) * scale;
-        }
-    }
-    if (where.streaming) rescoreFoldedSinks(model, cache, s, where.position, halfPrecision);
-    for (int h = 0; h < c.nHead; ++h)
-        ggml::softmaxRow(s.scores.data() + static_cast<size_t>(h) * kept, kept);
-    if (halfPrecision) roundToHalf(s.scores.data(), static_cast<size_t>(c.nHead) * kept);
+    // scores[h][i] = (q_h . K[i]) * scale, with the kept keys as columns: [kv_dim][kept]. The
+    // dots and the softmax run in llama.cpp's float order (model/ggml_float.h).
+    cache.gatherK(layer, s.keptSlots, s.columns.data());
+    const int64_t work = int64_t{kept} * c.nHead * c.headDim;
+    s.pool->forRanges(
+        c.nHead, 1,
+        [&](int64_t begin, int64_t end) {
+            kernel.attentionScores(shape, s.q.data(), s.columns.data(), scale, s.scores.data(),
+                                   static_cast<int>(begin), static_cast<int>(end));
+        },
+        work);
+    if (where.streaming) rescoreFoldedSinks(model, cache, s, layer, where.position, halfPrecision);
 
-    // out[h][d] = weights_h . V[:, d] over the head's columns of V: [kv_dim][kept]
-    cache.gatherV(layer, s.keptSlots, s.columns.data());
-    for (int h = 0; h < c.nHead; ++h) {
-        const float* values =
-            s.columns.data() + static_cast<size_t>(h / groupSize) * headDim * kept;
-        const float* weights = s.scores.data() + static_cast<size_t>(h) * kept;
-        float* out = s.attnOut.data() + static_cast<size_t>(h) * headDim;
-        for (int d = 0; d < headDim; ++d)
-            out[d] = ggml::laneDot16(weights, values + static_cast<size_t>(d) * kept, kept);
-    }
+    // out[h][d] = weights_h . V[:, d], with the kept values as rows: [kept][kv_dim]
+    const auto kvDim = static_cast<size_t>(c.kvDim());
+    for (int i = 0; i < kept; ++i)
+        cache.readV(layer, s.keptSlots[i], s.columns.data() + static_cast<size_t>(i) * kvDim);
+    s.pool->forRanges(
+        c.nHead, 1,
+        [&](int64_t begin, int64_t end) {
+            float* weights = s.scores.data() + static_cast<size_t>(begin) * kept;
+            for (int64_t h = begin; h < end; ++h)
+                kernel.softmaxRow(weights + static_cast<size_t>(h - begin) * kept, kept);
+            if (halfPrecision) roundToHalf(weights, static_cast<size_t>(end - begin) * kept);
+            kernel.attentionValues(shape, s.scores.data(), s.columns.data(), s.attnOut.data(),
+                                   static_cast<int>(begin), static_cast<int>(end));
+        },
+        work);
 
     // The probed heads' weights add up in kept order (contiguous); forward() scatters the sum
     // to physical slots once per token.
@@ -125,10 +129,10 @@ void attend(const Model& model, const KvCache& cache, RunState& s, int layer,
 }
 
 void feedForward(const LayerWeights& w, RunState& s, int nFf) {
-    matvec(w.wGate, s.xn.data(), s.gate.data());
-    matvec(w.wUp, s.xn.data(), s.up.data());
+    matvec(w.wGate, s.xn.data(), s.gate.data(), s.pool.get());
+    matvec(w.wUp, s.xn.data(), s.up.data(), s.pool.get());
     ggml::swiglu(s.gate.data(), s.up.data(), nFf);
-    matvec(w.wDown, s.gate.data(), s.blockOut.data());
+    matvec(w.wDown, s.gate.data(), s.blockOut.data(), s.pool.get());
 }
 
 void addInPlace(std::vector<float>& x, const std::vector<float>& delta) {
@@ -155,19 +159,19 @@ void normalizeHeads(float* vec, int heads, int headDim, const float* weight, flo
 
 // q, k, v of one token: projections, biases, the per-head norm, then RoPE (q keeps an unrotated
 // copy in qRaw for streaming positions).
-void projectQkv(const ModelConfig& c, const ModelWeights& w, const LayerWeights& lw, RunState& s,
+void projectQkv(const ModelConfig& c, const LayerWeights& lw, RunState& s,
                 const QueryPlacement& where) {
-    matvec(lw.wq, s.xn.data(), s.q.data());
-    matvec(lw.wk, s.xn.data(), s.k.data());
-    matvec(lw.wv, s.xn.data(), s.v.data());
+    matvec(lw.wq, s.xn.data(), s.q.data(), s.pool.get());
+    matvec(lw.wk, s.xn.data(), s.k.data(), s.pool.get());
+    matvec(lw.wv, s.xn.data(), s.v.data(), s.pool.get());
     addBias(s.q, lw.bq);
     addBias(s.k, lw.bk);
     addBias(s.v, lw.bv);
     normalizeHeads(s.q.data(), c.nHead, c.headDim, lw.qNorm, c.rmsEps);
     normalizeHeads(s.k.data(), c.nHeadKv, c.headDim, lw.kNorm, c.rmsEps);
     if (where.streaming) s.qRaw = s.q;
-    rope(s.q.data(), c.nHead, c.headDim, where.position, c.ropeBase, c.rope, w.ropeFreqs);
-    rope(s.k.data(), c.nHeadKv, c.headDim, where.position, c.ropeBase, c.rope, w.ropeFreqs);
+    applyRope(s.q.data(), c.nHead, c.headDim, c.rope, s.ropeCos.data(), s.ropeSin.data());
+    applyRope(s.k.data(), c.nHeadKv, c.headDim, c.rope, s.ropeCos.data(), s.ropeSin.data());
 }
 
 } // namespace
@@ -177,6 +181,8 @@ void forward(const Model& model, KvCache& cache, RunState& s, int32_t token,
     const ModelConfig& c = model.config();
     const ModelWeights& w = model.weights();
     matrixRow(w.tokenEmbedding, token, s.x.data());
+    ropeAngles(c.headDim, where.position, c.ropeBase, w.ropeFreqs, s.ropeCos.data(),
+               s.ropeSin.data());
     collectKeptSlots(cache, where.position, s);
     if (probe.enabled) std::fill_n(s.keptProbe.begin(), s.keptSlots.size(), 0.0f);
 
@@ -184,11 +190,11 @@ void forward(const Model& model, KvCache& cache, RunState& s, int32_t token,
         const LayerWeights& lw = w.layers[layer];
         // attention block: norm -> q,k,v -> rope -> cache -> attend -> output projection
         rmsNorm(s.x.data(), lw.attnNorm, c.nEmbd, c.rmsEps, s.xn.data());
-        projectQkv(c, w, lw, s, where);
+        projectQkv(c, lw, s, where);
         cache.writeK(layer, where.slot, s.k.data());
         cache.writeV(layer, where.slot, s.v.data());
         attend(model, cache, s, layer, where, probe);
-        matvec(lw.wo, s.attnOut.data(), s.blockOut.data());
+        matvec(lw.wo, s.attnOut.data(), s.blockOut.data(), s.pool.get());
         addInPlace(s.x, s.blockOut);
         // feed-forward block: norm -> SwiGLU -> residual
         rmsNorm(s.x.data(), lw.ffnNorm, c.nEmbd, c.rmsEps, s.xn.data());
@@ -201,7 +207,7 @@ void forward(const Model& model, KvCache& cache, RunState& s, int32_t token,
             s.probe[s.keptSlots[i]] = s.keptProbe[i];
     }
     rmsNorm(s.x.data(), w.outputNorm, c.nEmbd, c.rmsEps, s.xn.data());
-    matvec(w.output, s.xn.data(), s.logits.data());
+    matvec(w.output, s.xn.data(), s.logits.data(), s.pool.get());
     addBias(s.logits, w.outputBias);
 }
 

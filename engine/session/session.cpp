@@ -37,11 +37,18 @@ int64_t budgetWindowFor(const ModelConfig& c) {
     return budgetWindow(BudgetShape{c.nLayer, c.nHeadKv, c.headDim, c.nEmbd, 0, c.nCtxTrain});
 }
 
+void requireThreadCount(int threads) {
+    if (threads < 1 || threads > kMaxThreads)
+        throw std::invalid_argument("threads must be 1 to " + std::to_string(kMaxThreads) +
+                                    ", got " + std::to_string(threads));
+}
+
 KvCacheShape cacheShapeFor(const ModelConfig& c, const SessionOptions& o) {
     if (o.kvWindow < 0)
         throw std::invalid_argument("kv window must be >= 0 (0 = the budget window), got " +
                                     std::to_string(o.kvWindow));
     if (o.firstN < 0 || o.sinkCapacity < 0) throw std::invalid_argument("sink counts must be >= 0");
+    requireThreadCount(o.threads);
     if (o.probe.enabled && (o.probe.layer >= c.nLayer || o.probe.head >= c.nHead))
         throw std::invalid_argument("attention probe layer/head out of range");
     int sinkSlots = 0;
@@ -63,9 +70,16 @@ KvCacheShape cacheShapeFor(const ModelConfig& c, const SessionOptions& o) {
 
 Session::Session(const Model& model, const SessionOptions& options)
     : m_model(model), m_options(options), m_budgetWindow(budgetWindowFor(model.config())),
-      m_cache(cacheShapeFor(model.config(), options)), m_state(model.config(), m_cache.slotCount()),
+      m_cache(cacheShapeFor(model.config(), options)),
+      m_state(model.config(), m_cache.slotCount(), options.threads),
       m_slotPieces(static_cast<size_t>(m_cache.slotCount())),
       m_pieceTokens(static_cast<size_t>(m_cache.slotCount()), -1) {}
+
+void Session::setThreads(int threads) {
+    requireThreadCount(threads);
+    m_state.pool = OwnedThreadPool(threads);
+    m_options.threads = threads;
+}
 
 bool Session::isSinkByMode(int32_t token, int64_t position) const {
     switch (m_options.sinks) {

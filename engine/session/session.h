@@ -3,10 +3,10 @@
 #pragma once
 
 #include "memory/kv_cache.h"
-#include "model/model.h"
-#include "session/sampler.h"
 #include "memory/snapshot.h"
+#include "model/model.h"
 #include "model/transformer.h"
+#include "session/sampler.h"
 
 #include <functional>
 #include <memory>
@@ -37,7 +37,12 @@ struct SessionOptions {
     // Keep every fed token in history() (tests, debugging): 4 bytes a token, without bound, so
     // off by default; the cache itself stays fixed-size either way.
     bool recordHistory = false;
+    // Threads that split each matrix product (1 to kMaxThreads); the results are the same for any
+    // count.
+    int threads = 1;
 };
+
+inline constexpr int kMaxThreads = 256;
 
 // Called after each token; return false to stop generating.
 using StepCallback = std::function<bool(const StepSnapshot&)>;
@@ -62,6 +67,10 @@ public:
     int64_t budgetWindow() const { return m_budgetWindow; }
     int64_t effectiveWindow() const { return m_cache.shape().window; }
     const KvCache& cache() const { return m_cache; }
+    int threads() const { return m_state.pool->threads(); }
+    // Replaces the thread team (1 to kMaxThreads; throws std::invalid_argument otherwise). The
+    // cache and the logits stay: the results are the same for any count.
+    void setThreads(int threads);
     int64_t position() const { return m_position; } // the next token's position
     // Every token fed, in order; empty unless SessionOptions::recordHistory.
     const std::vector<int32_t>& history() const { return m_history; }

@@ -114,6 +114,8 @@ public:
 
     const Model& model() const { return m_model; }
     const Session& session() const { return *m_session; }
+    // The session's thread team (Session::setThreads); nothing else changes.
+    void setThreads(int threads) { m_session->setThreads(threads); }
     const ChatTemplate& chatTemplate() const { return m_template; }
     // How the model writes calls (chatTemplate().callFormat()): the grammar is compiled for it and
     // the turn generator decodes in it (TurnContext::format).

@@ -143,8 +143,12 @@ void TestCliArguments::rejectsBadInput_data() {
                        "--head-dim", "64",        "--d-model", "768",        "--sites",
                        "2",          "--max-seq", "2048"}
         << 2 << "'--layers': '0' is out of range";
-    QTest::newRow("bench threads") << QStringList{"bench", "--model", "@MODEL@", "--threads", "2"}
-                                   << 2 << "the engine decodes on one thread";
+    QTest::newRow("bench no threads")
+        << QStringList{"bench", "--model", "@MODEL@", "--threads", "0"} << 2
+        << "'--threads': '0' is out of range";
+    QTest::newRow("run too many threads")
+        << QStringList{"run", "--model", "@MODEL@", "--prompt", "x", "--threads", "257"} << 2
+        << "'--threads': '257' is out of range";
     QTest::newRow("tokenize without text")
         << QStringList{"tokenize", "--model", "@MODEL@"} << 2 << "'tokenize' needs option '--text'";
     QTest::newRow("perplexity without ctx")

@@ -141,6 +141,10 @@ void TestCliMeasure::perplexityOfSyntheticModel() {
     QJsonObject narrow;
     QVERIFY(runJson(args + QStringList{"--kv-window", "4"}, narrow));
     QVERIFY(narrow["ppl"].toDouble() != ppl);
+    // Threads split the products; every logit keeps its bits.
+    QJsonObject threaded;
+    QVERIFY(runJson(args + QStringList{"--threads", "3"}, threaded));
+    QCOMPARE(threaded["ppl"].toDouble(), ppl);
 }
 
 void TestCliMeasure::perplexityMatchesLlamaCpp_data() {

@@ -2,10 +2,13 @@
 // that order gives where a plain left-to-right sum does not, the exp is accurate, the softmax and
 // SwiGLU follow their definitions, and padding to the lane width changes nothing.
 #include "model/ggml_float.h"
+#include "model/kernel_table.h"
 
 #include <QtTest>
 
+#include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <vector>
@@ -13,6 +16,13 @@
 using namespace sinkscope;
 
 namespace {
+
+bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i])) return false;
+    return true;
+}
 
 constexpr float kTwo24 = 16777216.0f; // 2^24: adding 1 to it is lost in f32
 
@@ -143,6 +153,61 @@ private slots:
         std::vector<float> zero{0.0f}, one{1.0f};
         ggml::swiglu(zero.data(), one.data(), 1);
         QCOMPARE(zero[0], 0.0f);
+    }
+
+    // The kernels run at the best level this CPU supports (or the one SINKSCOPE_ISA names).
+    void activeLevelIsTheBestSupported() {
+        const Isa active = activeIsa();
+        QVERIFY(isaSupported(active));
+        QCOMPARE(kernels().isa, active);
+        qInfo("kernels run at %s", isaName(active));
+        if (std::getenv("SINKSCOPE_ISA")) return;
+        for (const Isa isa : kAllIsas)
+            if (isaSupported(isa)) QVERIFY(static_cast<int>(isa) <= static_cast<int>(active));
+    }
+
+    // Each instruction-set level this CPU runs gives the portable build's bits: the same C++ in
+    // the same float order, compiled for wider registers (model/kernel_table.h). Lengths around
+    // the 16-lane step, scores with masked cells, and a row range of the f32 product.
+    void everyLevelMatchesThePortableKernels() {
+        const KernelTable& portable = kernelsFor(Isa::Portable);
+        for (const Isa isa : kAllIsas) {
+            if (isa == Isa::Portable || !isaSupported(isa)) continue;
+            const KernelTable& level = kernelsFor(isa);
+            for (int n : {1, 7, 15, 16, 17, 64, 100, 333}) {
+                const auto a = randomVector(size_t(n), 10 + n, 4.0f);
+                const auto b = randomVector(size_t(n), 20 + n, 4.0f);
+                QCOMPARE(std::bit_cast<uint32_t>(level.laneDot16(a.data(), b.data(), n)),
+                         std::bit_cast<uint32_t>(portable.laneDot16(a.data(), b.data(), n)));
+                auto scoresLevel = randomVector(size_t(n), 30 + n, 30.0f);
+                scoresLevel[size_t(n) / 2] = -INFINITY;
+                auto scoresPortable = scoresLevel;
+                level.softmaxRow(scoresLevel.data(), n);
+                portable.softmaxRow(scoresPortable.data(), n);
+                QVERIFY(sameBits(scoresLevel, scoresPortable));
+                auto gateLevel = randomVector(size_t(n), 40 + n, 12.0f);
+                auto gatePortable = gateLevel;
+                level.swiglu(gateLevel.data(), b.data(), n);
+                portable.swiglu(gatePortable.data(), b.data(), n);
+                QVERIFY(sameBits(gateLevel, gatePortable));
+            }
+            const auto lanes = randomVector(16, 50, 1e6f);
+            QCOMPARE(level.foldLanes16(lanes.data()), portable.foldLanes16(lanes.data()));
+            QCOMPARE(level.foldLanes8(lanes.data()), portable.foldLanes8(lanes.data()));
+            for (float x : randomVector(10000, 60, 120.0f))
+                QCOMPARE(std::bit_cast<uint32_t>(level.vectorExp(x)),
+                         std::bit_cast<uint32_t>(portable.vectorExp(x)));
+            constexpr int rows = 11, cols = 135;
+            const auto w = randomVector(size_t(rows) * cols, 70);
+            const auto x = randomVector(cols, 71);
+            std::vector<float> outLevel(rows, -1.0f), outPortable(rows, -1.0f);
+            level.matvecF32(w.data(), cols, x.data(), outLevel.data(), 1, 10);
+            portable.matvecF32(w.data(), cols, x.data(), outPortable.data(), 1, 10);
+            QVERIFY(sameBits(outLevel, outPortable));
+            QCOMPARE(outLevel[0], -1.0f);
+            QCOMPARE(outLevel[10], -1.0f);
+            qInfo("%s: equals the portable kernels", isaName(isa));
+        }
     }
 };
 

@@ -2,6 +2,7 @@
 // dot against a double-precision sum over the dequantized rows, the default kernels against
 // their references, and the matrix-vector product against row-by-row dots.
 #include "gguf/dequantize.h"
+#include "model/kernel_table.h"
 #include "model/quant_dot.h"
 
 #include <QtTest>
@@ -149,6 +150,7 @@ private slots:
     void dotsMatchTheDequantizedRows();
     void defaultKernelsMatchTheReferences();
     void matvecMatchesRowDots();
+    void everyLevelMatchesThePortableKernels();
 };
 
 void TestQuantDot::activationTypes_data() {
@@ -379,6 +381,51 @@ void TestQuantDot::matvecMatchesRowDots() {
     std::vector<float> none;
     quantMatvec(GgmlType::Q4_K, nullptr, 0, 256, std::vector<float>(256).data(), none.data(),
                 scratch);
+}
+
+// Each instruction-set level this CPU runs computes the portable build's bits for every type
+// (model/kernel_table.h): the same C++, compiled for wider registers, in the same float order.
+// Row ranges write exactly their rows.
+void TestQuantDot::everyLevelMatchesThePortableKernels() {
+    const KernelTable& portable = kernelsFor(Isa::Portable);
+    for (const Isa isa : kAllIsas) {
+        if (isa == Isa::Portable) continue;
+        if (!isaSupported(isa)) {
+            qInfo("%s: not supported by this CPU, not compared", isaName(isa));
+            continue;
+        }
+        const KernelTable& level = kernelsFor(isa);
+        for (GgmlType type : kWeightTypes) {
+            std::mt19937 generator(uint32_t(type) + 200);
+            for (int trial = 0; trial < 40; ++trial) {
+                const int64_t n = 256 * (1 + trial % 9);
+                const int64_t blocks = n / ggmlBlockValues(type);
+                const Bytes weights = randomRow(type, n, trial % 2 ? 1.0f : 0.01f, generator);
+                const Bytes activations = activationsFor(type, randomValues(n, 2.0f, generator));
+                const float expected =
+                    portable.dot(type)(weights.data(), activations.data(), blocks);
+                const float got = level.dot(type)(weights.data(), activations.data(), blocks);
+                QVERIFY2(std::bit_cast<uint32_t>(got) == std::bit_cast<uint32_t>(expected),
+                         qPrintable(QStringLiteral("%1 ").arg(isaName(isa)) +
+                                    describe(type, got, expected)));
+            }
+            constexpr int64_t rows = 9, cols = 512;
+            const auto rowBytes = static_cast<size_t>(*ggmlByteSize(type, cols));
+            const Bytes matrix = randomRow(type, rows * cols, 0.1f, generator);
+            const Bytes activations = activationsFor(type, randomValues(cols, 1.0f, generator));
+            const int64_t blocks = cols / ggmlBlockValues(type);
+            std::vector<float> expected(rows, -1.0f), got(rows, -1.0f);
+            portable.quantRows(type, matrix.data(), rowBytes, blocks, activations.data(),
+                               expected.data(), 2, 7);
+            level.quantRows(type, matrix.data(), rowBytes, blocks, activations.data(), got.data(),
+                            2, 7);
+            for (int64_t r = 0; r < rows; ++r) {
+                QCOMPARE(std::bit_cast<uint32_t>(got[r]), std::bit_cast<uint32_t>(expected[r]));
+                if (r < 2 || r >= 7) QCOMPARE(got[r], -1.0f);
+            }
+        }
+        qInfo("%s: every type's dot equals the portable kernels'", isaName(isa));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestQuantDot)

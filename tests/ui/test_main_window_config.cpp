@@ -57,6 +57,7 @@ private slots:
     void corruptModelShowsErrorAndKeepsModel();
     void settingsSurviveARestart();
     void cacheSettingRebuildsAndSaysSo();
+    void threadCountKeepsTheSession();
     void invalidToolsKeepTheSinks();
     void firstRunInstallsNeedleNano();
     void damagedDefaultModelIsReinstalled_data();
@@ -116,6 +117,7 @@ void TestMainWindowConfig::settingsSurviveARestart() {
         typeValue(panel->findChild<QSpinBox*>("topK"), QStringLiteral("12"));
         typeValue(panel->findChild<QSpinBox*>("seed"), QStringLiteral("1234"));
         typeValue(panel->findChild<QSpinBox*>("maxNewTokens"), QStringLiteral("77"));
+        typeValue(panel->findChild<QSpinBox*>("threads"), QStringLiteral("3"));
         auto* stopAtNewline = panel->findChild<QCheckBox*>("stopAtNewline");
         // On the box itself: the widget spans the form's row, wider than its clickable text.
         QTest::mouseClick(stopAtNewline, Qt::LeftButton, {},
@@ -138,6 +140,7 @@ void TestMainWindowConfig::settingsSurviveARestart() {
     QCOMPARE(stored.engine.sampler.topK, 12);
     QCOMPARE(stored.engine.sampler.seed, quint64(1234));
     QCOMPARE(stored.limits.maxNewTokens, 77);
+    QCOMPARE(stored.engine.threads, 3);
     QCOMPARE(stored.limits.stopAtNewline, true); // the baseline had it off; the click turned it on
     QCOMPARE(stored.limits.ignoreEos, false);
 
@@ -150,6 +153,8 @@ void TestMainWindowConfig::settingsSurviveARestart() {
     QCOMPARE(panel->findChild<QSpinBox*>("topK")->value(), 12);
     QCOMPARE(panel->findChild<QSpinBox*>("seed")->value(), 1234);
     QCOMPARE(panel->findChild<QSpinBox*>("maxNewTokens")->value(), 77);
+    QCOMPARE(panel->findChild<QSpinBox*>("threads")->value(), 3);
+    QCOMPARE(restarted->sessionInfo().settings.threads, 3);
     QVERIFY(panel->findChild<QCheckBox*>("stopAtNewline")->isChecked());
     QVERIFY(!panel->findChild<QCheckBox*>("ignoreEos")->isChecked());
     // And the engine runs with them.
@@ -182,6 +187,26 @@ void TestMainWindowConfig::cacheSettingRebuildsAndSaysSo() {
                               kWaitMs);
     QCOMPARE(window->chatPanel()->transcript()->tokenCount(), transcriptTokens);
     QCOMPARE(window->chatPanel()->transcript()->fadedBefore(), transcriptTokens - 8);
+}
+
+// The thread count changes at once without rebuilding the session: the chat goes on where it was.
+void TestMainWindowConfig::threadCountKeepsTheSession() {
+    WindowPtr window = openWindow();
+    QVERIFY(window);
+    QCOMPARE(window->settingsPanel()->findChild<QSpinBox*>("threads")->value(),
+             defaultThreadCount());
+    QSignalSpy replies(window.get(), &MainWindow::replyFinished);
+    typeMessage(*window, QStringLiteral("Before the change"));
+    waitForReply(replies);
+    const qint64 positions = window->heatmap()->positionCount();
+
+    QSignalSpy sessions(window.get(), &MainWindow::sessionRebuilt);
+    typeValue(window->settingsPanel()->findChild<QSpinBox*>("threads"), QStringLiteral("2"));
+    typeMessage(*window, QStringLiteral("After the change"));
+    waitForReply(replies);
+    QCOMPARE(sessions.count(), 0);
+    QVERIFY(window->heatmap()->positionCount() > positions); // the same session, grown
+    QCOMPARE(AppSettings::load().engine.threads, 2);
 }
 
 // Apply with invalid JSON shows the editor's error and changes nothing; valid tools are pinned.

@@ -179,8 +179,15 @@ QWidget* SettingsPanel::createGenerationGroup() {
     m_calls->setToolTip(
         tr("Calls are decoded under the pinned tools' grammar: always well-formed."));
 
+    m_threads = committingSpin<QSpinBox>(group, "threads");
+    m_threads->setRange(1, kMaxThreads);
+    m_threads->setToolTip(tr("Threads that split each matrix product (%1 cores here). Every "
+                             "count gives the same tokens; changing it keeps the session.")
+                              .arg(defaultThreadCount()));
+
     QFormLayout* form = valueForm(group);
     form->addRow(tr("Max new tokens"), m_maxNewTokens);
+    form->addRow(tr("Threads"), m_threads);
     form->addRow(tr("Tool calls"), m_calls);
     form->addRow(m_stopAtNewline);
     form->addRow(m_ignoreEos);
@@ -189,6 +196,7 @@ QWidget* SettingsPanel::createGenerationGroup() {
     connect(m_stopAtNewline, &QCheckBox::toggled, this, &SettingsPanel::emitLimits);
     connect(m_ignoreEos, &QCheckBox::toggled, this, &SettingsPanel::emitLimits);
     connect(m_calls, &QComboBox::activated, this, &SettingsPanel::emitLimits);
+    connect(m_threads, &QSpinBox::valueChanged, this, &SettingsPanel::emitEngineSettings);
     return group;
 }
 
@@ -222,6 +230,7 @@ void SettingsPanel::setValues(const EngineSettings& engine, const GenerationLimi
     m_useModelHints->setChecked(engine.useModelHints);
     selectData(m_sinks, int(engine.sinks));
     m_firstN->setValue(engine.firstN);
+    m_threads->setValue(engine.threads);
     m_temperature->setValue(engine.sampler.greedy ? 0.0 : engine.sampler.temperature);
     m_topK->setValue(engine.sampler.topK);
     m_topP->setValue(engine.sampler.topP);
@@ -248,6 +257,7 @@ EngineSettings SettingsPanel::engineSettings() const {
     settings.useModelHints = m_useModelHints->isChecked();
     settings.sinks = SinkMode(m_sinks->currentData().toInt());
     settings.firstN = m_firstN->value();
+    settings.threads = m_threads->value();
     settings.sampler.temperature = float(m_temperature->value());
     settings.sampler.greedy = m_temperature->value() == 0.0;
     settings.sampler.topK = m_topK->value();

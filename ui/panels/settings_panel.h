@@ -63,6 +63,7 @@ private:
     QCheckBox* m_stopAtNewline = nullptr;
     QCheckBox* m_ignoreEos = nullptr;
     QComboBox* m_calls = nullptr;
+    QSpinBox* m_threads = nullptr;
     QCheckBox* m_probeEnabled = nullptr;
     QSpinBox* m_probeLayer = nullptr;
     QSpinBox* m_probeHead = nullptr;

@@ -54,6 +54,8 @@ AppSettings AppSettings::load() {
     engine.probe.layer =
         qMax(-1, settings.value("probe/layer", defaults.engine.probe.layer).toInt());
     engine.probe.head = qMax(-1, settings.value("probe/head", defaults.engine.probe.head).toInt());
+    engine.threads =
+        qBound(1, settings.value("engine/threads", defaults.engine.threads).toInt(), kMaxThreads);
 
     SamplerOptions& sampler = engine.sampler;
     sampler.temperature = qMax(
@@ -92,6 +94,7 @@ void AppSettings::save() const {
     settings.setValue("probe/enabled", engine.probe.enabled);
     settings.setValue("probe/layer", engine.probe.layer);
     settings.setValue("probe/head", engine.probe.head);
+    settings.setValue("engine/threads", engine.threads);
     settings.setValue("sampler/temperature", engine.sampler.temperature);
     settings.setValue("sampler/topK", engine.sampler.topK);
     settings.setValue("sampler/topP", engine.sampler.topP);

@@ -2,8 +2,13 @@
 
 #include <QFileInfo>
 #include <QStringList>
+#include <QThread>
 
 namespace sinkscope::ui {
+
+int defaultThreadCount() {
+    return qBound(1, QThread::idealThreadCount(), kMaxThreads);
+}
 
 bool EngineSettings::sameSession(const EngineSettings& other) const {
     return kvWindow == other.kvWindow && kvBits == other.kvBits && positions == other.positions &&

@@ -16,6 +16,9 @@
 
 namespace sinkscope::ui {
 
+// The number of cores, within [1, kMaxThreads].
+int defaultThreadCount();
+
 // What the user sets about the engine. Cache fields rebuild the session when they change; sampler
 // fields only replace the sampler.
 struct EngineSettings {
@@ -29,6 +32,8 @@ struct EngineSettings {
     bool useModelHints = true;
     AttentionProbe probe{true, -1, -1}; // layer/head -1 = the mean
     SamplerOptions sampler;
+    // Threads that split the forward pass (1 to kMaxThreads); a change keeps the session.
+    int threads = defaultThreadCount();
 
     bool sameSession(const EngineSettings& other) const; // no rebuild needed between the two
     bool sameSampler(const EngineSettings& other) const;

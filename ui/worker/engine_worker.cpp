@@ -50,6 +50,7 @@ SessionOptions sessionOptionsFor(const ModelConfig& config, const EngineSettings
     options.sinks = settings.sinks;
     options.firstN = settings.firstN;
     options.probe = settings.probe;
+    options.threads = settings.threads;
     // A probe set for a bigger model falls back to the mean rather than failing the session.
     if (options.probe.layer >= config.nLayer) options.probe.layer = -1;
     if (options.probe.head >= config.nHead) options.probe.head = -1;
@@ -314,7 +315,17 @@ void EngineWorker::applySettings(const EngineSettings& settings) {
     const RequestScope scope(*this);
     if (m_shutDown.load()) return;
     if (!m_chat || settings.sameSession(m_settings)) {
-        m_settings = settings; // sampler settings apply from the next turn on
+        // Sampler settings apply from the next turn on; a thread count at once.
+        if (m_chat && settings.threads != m_chat->session().threads()) {
+            try {
+                m_chat->setThreads(settings.threads);
+            } catch (...) {
+                emit errorOccurred(QStringLiteral("Threads not changed: %1")
+                                       .arg(exceptionText(std::current_exception())));
+                return;
+            }
+        }
+        m_settings = settings;
         return;
     }
     try {

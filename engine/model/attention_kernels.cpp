@@ -1,0 +1,124 @@
+// A kernel source (model/kernel_isa_begin.h): attention's dot products over the kept slots,
+// compiled once per instruction-set level. Each dot is summed exactly as ggml::laneDot16 sums it
+// (lane j takes the products i = j mod 16 in increasing i with fused multiply-adds, then the
+// lanes fold halves first), but sixteen dots run side by side: lanes[j][e] is lane j of the
+// e-th dot, so the multiply-adds and the folds work on sixteen dots per instruction.
+#include "model/kernel_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "model/kernel_isa_begin.h"
+
+// After the region opens: compiled for its level.
+#include "model/ggml_lanes.h"
+
+namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
+
+namespace {
+
+constexpr int kLanes = 16;
+
+// Sixteen dots' lanes: lanes[j][e] is lane j of dot e.
+struct DotLanes {
+    float lanes[kLanes][kLanes] = {};
+
+    // lane j of dots e in [0, width) += a * b[e]; Width > 0 fixes the width at compile time (so
+    // that the loop becomes vector instructions), 0 takes `width`
+    template <int Width> void add(int j, float a, const float* b, int width = Width) {
+        float* lane = lanes[j % kLanes];
+        if constexpr (Width > 0)
+            for (int e = 0; e < Width; ++e)
+                lane[e] = std::fma(a, b[e], lane[e]);
+        else
+            for (int e = 0; e < width; ++e)
+                lane[e] = std::fma(a, b[e], lane[e]);
+    }
+    // out[e] = dot e's lanes folded as ggml::foldLanes16 folds them, times `scale`
+    void fold(float scale, float* out, int width) const {
+        float half[8][kLanes], quarter[4][kLanes], folded[kLanes];
+        for (int i = 0; i < 8; ++i)
+            for (int e = 0; e < kLanes; ++e)
+                half[i][e] = lanes[i + 8][e] + lanes[i][e];
+        for (int i = 0; i < 4; ++i)
+            for (int e = 0; e < kLanes; ++e)
+                quarter[i][e] = half[i + 4][e] + half[i][e];
+        for (int e = 0; e < kLanes; ++e)
+            folded[e] = (quarter[0][e] + quarter[2][e]) + (quarter[1][e] + quarter[3][e]);
+        for (int e = 0; e < width; ++e)
+            out[e] = folded[e] * scale;
+    }
+};
+
+// One head's scores for kept slots [first, first + width): the query's value j against row j of
+// the head's key columns (Width as in DotLanes::add).
+template <int Width>
+void scoreSlots(const float* query, const float* keyColumns, size_t kept, int headDim, size_t first,
+                float scale, float* scores, int width) {
+    DotLanes dots;
+    for (int j = 0; j < headDim; ++j)
+        dots.add<Width>(j, query[j], keyColumns + static_cast<size_t>(j) * kept + first, width);
+    dots.fold(scale, scores + first, width);
+}
+
+void attentionScores(const AttentionShape& shape, const float* queries, const float* keyColumns,
+                     float scale, float* scores, int headBegin, int headEnd) {
+    const auto kept = static_cast<size_t>(shape.kept);
+    for (int h = headBegin; h < headEnd; ++h) {
+        const float* query = queries + static_cast<size_t>(h) * shape.headDim;
+        const float* keys =
+            keyColumns + static_cast<size_t>(h / shape.groupSize) * shape.headDim * kept;
+        float* headScores = scores + static_cast<size_t>(h) * kept;
+        size_t first = 0;
+        for (; first + kLanes <= kept; first += kLanes)
+            scoreSlots<kLanes>(query, keys, kept, shape.headDim, first, scale, headScores, kLanes);
+        if (first < kept)
+            scoreSlots<0>(query, keys, kept, shape.headDim, first, scale, headScores,
+                          static_cast<int>(kept - first));
+    }
+}
+
+// `width` outputs of one head: the weights along the kept slots against each slot's value row
+// (Width as in DotLanes::add).
+template <int Width>
+void weighValues(const float* weights, const float* valueRows, size_t kept, size_t rowStride,
+                 float* out, int width) {
+    DotLanes dots;
+    for (size_t i = 0; i < kept; ++i)
+        dots.add<Width>(static_cast<int>(i % kLanes), weights[i], valueRows + i * rowStride, width);
+    dots.fold(1.0f, out, width);
+}
+
+void attentionValues(const AttentionShape& shape, const float* weights, const float* valueRows,
+                     float* out, int headBegin, int headEnd) {
+    const auto kept = static_cast<size_t>(shape.kept);
+    const auto kvDim = static_cast<size_t>(shape.kvDim);
+    for (int h = headBegin; h < headEnd; ++h) {
+        const float* headWeights = weights + static_cast<size_t>(h) * kept;
+        const float* values = valueRows + static_cast<size_t>(h / shape.groupSize) * shape.headDim;
+        float* headOut = out + static_cast<size_t>(h) * shape.headDim;
+        for (int first = 0; first < shape.headDim; first += kLanes) {
+            const int width = std::min(kLanes, shape.headDim - first);
+            if (width == kLanes)
+                weighValues<kLanes>(headWeights, values + first, kept, kvDim, headOut + first,
+                                    kLanes);
+            else if (width == 8) // a head of 8 values (stories260K)
+                weighValues<8>(headWeights, values + first, kept, kvDim, headOut + first, 8);
+            else
+                weighValues<0>(headWeights, values + first, kept, kvDim, headOut + first, width);
+        }
+    }
+}
+
+} // namespace
+
+#include "model/kernel_isa_end.h"
+
+void fillAttentionKernels(KernelTable& table) {
+    table.attentionScores = attentionScores;
+    table.attentionValues = attentionValues;
+}
+
+} // namespace sinkscope::SINKSCOPE_ISA_NAMESPACE

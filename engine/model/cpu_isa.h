@@ -1,0 +1,28 @@
+// The x86-64 instruction-set levels the forward pass's hot kernels are compiled for, and the one
+// this CPU runs. One binary runs everywhere: the level is chosen when the process first needs a
+// kernel, not when it is built. Every level computes the same bits (model/ggml_float.h fixes the
+// float order and the fused multiply-adds), so a level only changes speed.
+#pragma once
+
+namespace sinkscope {
+
+enum class Isa {
+    Portable, // x86-64 baseline (SSE2); std::fma is the C library's
+    Avx2,     // x86-64-v3's vector part: AVX2, FMA, F16C, BMI2
+    Avx512,   // the above and AVX-512 F, BW, DQ, VL (x86-64-v4)
+};
+
+inline constexpr Isa kAllIsas[] = {Isa::Portable, Isa::Avx2, Isa::Avx512};
+
+// "portable", "avx2", "avx512"
+const char* isaName(Isa isa);
+
+// Whether this CPU and its operating system can run `isa`'s kernels.
+bool isaSupported(Isa isa);
+
+// The level the kernels run at: the best one supported, or the one the environment variable
+// SINKSCOPE_ISA names (portable, avx2, avx512) when it is supported, for measuring one level
+// against another. Fixed at the first call.
+Isa activeIsa();
+
+} // namespace sinkscope

@@ -1,0 +1,77 @@
+#include "model/kernel_table.h"
+
+#include "model/ggml_float.h"
+
+namespace sinkscope {
+
+// Each level's kernel sources fill their part of its table (model/kernel_isa_begin.h).
+#define SINKSCOPE_DECLARE_FILLS(level)                                                             \
+    namespace level {                                                                              \
+    void fillFloatKernels(KernelTable& table);                                                     \
+    void fillDotKernels(KernelTable& table);                                                       \
+    void fillAttentionKernels(KernelTable& table);                                                 \
+    void fillIntrinsicDotKernels(KernelTable& table);                                              \
+    }
+SINKSCOPE_DECLARE_FILLS(isa_portable)
+SINKSCOPE_DECLARE_FILLS(isa_avx2)
+SINKSCOPE_DECLARE_FILLS(isa_avx512)
+#undef SINKSCOPE_DECLARE_FILLS
+
+namespace {
+
+// A level's table: the fills in order (the intrinsic dots replace some of the generic ones).
+template <void (*... Fills)(KernelTable&)> KernelTable buildTable(Isa isa) {
+    KernelTable table;
+    table.isa = isa;
+    (Fills(table), ...);
+    return table;
+}
+
+#define SINKSCOPE_LEVEL_TABLE(level, isa)                                                          \
+    buildTable<level::fillFloatKernels, level::fillDotKernels, level::fillIntrinsicDotKernels,     \
+               level::fillAttentionKernels>(isa)
+
+struct Tables {
+    KernelTable byIsa[3] = {SINKSCOPE_LEVEL_TABLE(isa_portable, Isa::Portable),
+                            SINKSCOPE_LEVEL_TABLE(isa_avx2, Isa::Avx2),
+                            SINKSCOPE_LEVEL_TABLE(isa_avx512, Isa::Avx512)};
+};
+
+#undef SINKSCOPE_LEVEL_TABLE
+
+} // namespace
+
+const KernelTable& kernelsFor(Isa isa) {
+    static const Tables tables;
+    return tables.byIsa[static_cast<int>(isa)];
+}
+
+const KernelTable& kernels() {
+    static const KernelTable& active = kernelsFor(activeIsa());
+    return active;
+}
+
+namespace ggml {
+
+float foldLanes16(const float lanes[16]) {
+    return kernels().foldLanes16(lanes);
+}
+float foldLanes8(const float lanes[8]) {
+    return kernels().foldLanes8(lanes);
+}
+float laneDot16(const float* a, const float* b, int n) {
+    return kernels().laneDot16(a, b, n);
+}
+float vectorExp(float x) {
+    return kernels().vectorExp(x);
+}
+void softmaxRow(float* x, int n) {
+    kernels().softmaxRow(x, n);
+}
+void swiglu(float* gate, const float* up, int n) {
+    kernels().swiglu(gate, up, n);
+}
+
+} // namespace ggml
+
+} // namespace sinkscope

@@ -1,0 +1,64 @@
+// The forward pass's hot kernels, one table per instruction-set level (model/cpu_isa.h). A level's
+// table holds the same C++ (model/ggml_float.cpp, model/quant_dot_fast.cpp) compiled for that
+// level, so every table computes the same bits; tests run each supported level against the
+// portable one and against the scalar references.
+#pragma once
+
+#include "gguf/ggml_types.h"
+#include "model/cpu_isa.h"
+#include "model/quant_dot_kernels.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sinkscope {
+
+// Attention over `kept` cache slots: heads query heads of headDim values, each head reading key
+// and value head h / groupSize of the kvDim-wide rows.
+struct AttentionShape {
+    int kept = 0;
+    int headDim = 0;
+    int groupSize = 1;
+    int kvDim = 0;
+};
+
+struct KernelTable {
+    Isa isa = Isa::Portable;
+    // model/ggml_float.h
+    float (*foldLanes8)(const float lanes[8]) = nullptr;
+    float (*foldLanes16)(const float lanes[16]) = nullptr;
+    float (*laneDot16)(const float* a, const float* b, int n) = nullptr;
+    float (*vectorExp)(float x) = nullptr;
+    void (*softmaxRow)(float* x, int n) = nullptr;
+    void (*swiglu)(float* gate, const float* up, int n) = nullptr;
+    // out[r] = W[r] . x for r in [rowBegin, rowEnd), W [rows][cols] f32 row-major, each row summed
+    // as laneDot16 sums it
+    void (*matvecF32)(const float* w, int64_t cols, const float* x, float* out, int64_t rowBegin,
+                      int64_t rowEnd) = nullptr;
+    // model/quant_dot.h: the dot of one row of weightType (nullptr for a type without a dot)
+    quant::DotKernel (*dot)(GgmlType weightType) = nullptr;
+    // out[r] = dot(row r of `rows`, activations) for r in [rowBegin, rowEnd); each row is
+    // `blocks` blocks of `type`, rowBytes apart; `type` must have a dot
+    void (*quantRows)(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t blocks,
+                      const void* activations, float* out, int64_t rowBegin,
+                      int64_t rowEnd) = nullptr;
+    // scores[h][i] = (queries[h] . key head h / groupSize of slot i) * scale for heads h in
+    // [headBegin, headEnd), each dot summed as laneDot16: queries [heads][headDim], keyColumns
+    // (the keys transposed) [kvDim][kept], scores [heads][kept]
+    void (*attentionScores)(const AttentionShape& shape, const float* queries,
+                            const float* keyColumns, float scale, float* scores, int headBegin,
+                            int headEnd) = nullptr;
+    // out[h][d] = weights[h] . (value d of head h / groupSize over the slots) for heads in
+    // [headBegin, headEnd), summed as laneDot16: weights [heads][kept], valueRows [kept][kvDim],
+    // out [heads][headDim]
+    void (*attentionValues)(const AttentionShape& shape, const float* weights,
+                            const float* valueRows, float* out, int headBegin,
+                            int headEnd) = nullptr;
+};
+
+// The table compiled for `isa`; only call its kernels when isaSupported(isa).
+const KernelTable& kernelsFor(Isa isa);
+// The table of activeIsa().
+const KernelTable& kernels();
+
+} // namespace sinkscope

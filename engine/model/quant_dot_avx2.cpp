@@ -1,0 +1,271 @@
+// A kernel source (model/kernel_isa_begin.h): the dots of the weight types that common files are
+// made of (Q8_0, Q4_0; Q4_K and Q6_K, with Q5_0 where Q4_K_M falls back) written with AVX2
+// intrinsics, for the AVX2 and AVX-512 levels; the portable build of this file is empty.
+//
+// Each computes exactly the integers and float steps of its kernel in model/quant_dot_fast.cpp
+// (tests compare every level with the portable one bit for bit), with ggml's AVX2 instructions:
+// _mm256_maddubs_epi16 multiplies unsigned by signed bytes and adds neighbours (signed weights go
+// through _mm256_sign_epi8 first), _mm256_madd_epi16 then adds neighbouring pairs, by 1 or by the
+// sub-block's scale, which leaves lane l = the products of values 4l..4l+3. No sum saturates:
+// |activation| <= 127 (model/quant_dot.cpp quantizes a finite value into [-127, 127]).
+#include "gguf/ggml_types.h"
+#include "gguf/quant_blocks.h"
+#include "model/kernel_table.h"
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "model/kernel_isa_begin.h"
+
+// After the region opens: compiled for its level.
+#include "model/ggml_lanes.h"
+
+namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
+
+#if SINKSCOPE_KERNEL_ISA >= 1
+
+namespace {
+
+using namespace sinkscope::quant;
+
+using RowsKernel = void (*)(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t blocks,
+                            const void* activations, float* out, int64_t rowBegin, int64_t rowEnd);
+
+// The level's generic kernels, for the types without one here (set once, when the table is
+// built).
+DotKernel (*g_genericDot)(GgmlType) = nullptr;
+RowsKernel g_genericRows = nullptr;
+
+const uint8_t* bytesOf(const void* p) {
+    return static_cast<const uint8_t*>(p);
+}
+float halfAt(const uint8_t* p) {
+    uint16_t bits;
+    std::memcpy(&bits, p, sizeof bits);
+    return fp16ToFp32(bits);
+}
+float floatAt(const uint8_t* p) {
+    float value;
+    std::memcpy(&value, p, sizeof value);
+    return value;
+}
+__m256i load32(const uint8_t* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+float fold(__m256 sums) {
+    float lanes[8];
+    _mm256_storeu_ps(lanes, sums);
+    return ggml::foldLanes8(lanes);
+}
+
+// Lane l = the sum of x[i] * y[i] over i = 4l..4l+3, for signed bytes.
+__m256i signedLanes(__m256i x, __m256i y) {
+    const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+}
+
+// The 32 nibbles of a 32-value block: value j < 16 the low nibble of qs[j], j + 16 the high one.
+__m256i nibbles(const uint8_t* qs) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed),
+                            _mm256_set1_epi8(0x0f));
+}
+
+// Q5_0's fifth bits: 16 in byte j where bit j of the little-endian qh[4] is set, else 0.
+__m256i fifthBits(const uint8_t* qh) {
+    uint32_t bits;
+    std::memcpy(&bits, qh, sizeof bits);
+    const __m256i byteOfBit = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                                0x0101010101010101, 0x0000000000000000);
+    const __m256i spread =
+        _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)), byteOfBit);
+    const __m256i bit = _mm256_set1_epi64x(0x8040201008040201);
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(16));
+}
+
+int sumOfLanes(__m256i lanes) {
+    const __m128i four =
+        _mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1));
+    const __m128i two = _mm_add_epi32(four, _mm_unpackhi_epi64(four, four));
+    return _mm_cvtsi128_si32(_mm_add_epi32(two, _mm_shuffle_epi32(two, 1)));
+}
+
+constexpr size_t kQ8_0Bytes = sizeof(BlockQ8_0);
+constexpr size_t kQ8_0Quants = offsetof(BlockQ8_0, qs);
+constexpr size_t kQ8KBytes = sizeof(BlockQ8_K);
+constexpr size_t kQ8KQuants = offsetof(BlockQ8_K, qs);
+constexpr size_t kQ8KSums = offsetof(BlockQ8_K, bsums);
+
+// Q8_0 / Q5_0 against Q8_0: eight float lanes, d_w * d_a times each block's integer lanes added
+// with a fused multiply-add.
+template <size_t BlockBytes, typename Quants>
+float q8_0Dot(const void* w, const void* a, int64_t blocks, Quants quants) {
+    __m256 sums = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * BlockBytes;
+        const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
+        const __m256i lanes = signedLanes(quants(x), load32(y + kQ8_0Quants));
+        sums =
+            _mm256_fmadd_ps(_mm256_set1_ps(halfAt(x) * halfAt(y)), _mm256_cvtepi32_ps(lanes), sums);
+    }
+    return fold(sums);
+}
+
+float dotQ8_0(const void* w, const void* a, int64_t blocks) {
+    return q8_0Dot<kQ8_0Bytes>(w, a, blocks,
+                               [](const uint8_t* x) { return load32(x + kQ8_0Quants); });
+}
+
+float dotQ5_0(const void* w, const void* a, int64_t blocks) {
+    return q8_0Dot<sizeof(BlockQ5_0)>(w, a, blocks, [](const uint8_t* x) {
+        const __m256i q = _mm256_or_si256(nibbles(x + offsetof(BlockQ5_0, qs)),
+                                          fifthBits(x + offsetof(BlockQ5_0, qh)));
+        return _mm256_sub_epi8(q, _mm256_set1_epi8(16));
+    });
+}
+
+// Q4_0 as llama.cpp's repacked kernels sum it: one float, each block's whole integer dot times
+// d_w * d_a added with a fused multiply-add.
+float dotQ4_0(const void* w, const void* a, int64_t blocks) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ4_0);
+        const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
+        const __m256i q =
+            _mm256_sub_epi8(nibbles(x + offsetof(BlockQ4_0, qs)), _mm256_set1_epi8(8));
+        const int isum = sumOfLanes(signedLanes(q, load32(y + kQ8_0Quants)));
+        sum = std::fma(static_cast<float>(isum), halfAt(x) * halfAt(y), sum);
+    }
+    return sum;
+}
+
+// Q4_K: each 32-value sub-block's unsigned nibbles times the activations, scaled by its 6-bit
+// scale into the integer lanes; the mins' pair sums into four float lanes of their own.
+float dotQ4_K(const void* w, const void* a, int64_t blocks) {
+    const __m256i lowNibbles = _mm256_set1_epi8(0x0f);
+    __m256 sums = _mm256_setzero_ps();
+    float minLanes[4] = {};
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ4_K);
+        const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
+        const uint8_t* scales = x + offsetof(BlockQ4_K, scales);
+        const uint8_t* qs = x + offsetof(BlockQ4_K, qs);
+        int16_t bsums[16];
+        std::memcpy(bsums, y + kQ8KSums, sizeof bsums);
+        int minPairs[4] = {};
+        __m256i lanes = _mm256_setzero_si256();
+        for (int sub = 0; sub < 8; ++sub) {
+            const ScaleMin packed = kQuantScaleMin(scales, sub);
+            minPairs[sub / 2] += (bsums[2 * sub] + bsums[2 * sub + 1]) * packed.min;
+            __m256i q = load32(qs + 32 * (sub / 2));
+            if (sub % 2) q = _mm256_srli_epi16(q, 4);
+            const __m256i pairs = _mm256_maddubs_epi16(_mm256_and_si256(q, lowNibbles),
+                                                       load32(y + kQ8KQuants + 32 * sub));
+            lanes = _mm256_add_epi32(
+                lanes,
+                _mm256_madd_epi16(pairs, _mm256_set1_epi16(static_cast<short>(packed.scale))));
+        }
+        sums = _mm256_fmadd_ps(_mm256_set1_ps(floatAt(y) * halfAt(x)), _mm256_cvtepi32_ps(lanes),
+                               sums);
+        const float dmin = -floatAt(y) * halfAt(x + offsetof(BlockQ4_K, dmin));
+        for (int k = 0; k < 4; ++k)
+            minLanes[k] = std::fma(dmin, static_cast<float>(minPairs[k]), minLanes[k]);
+    }
+    return fold(sums) + ((minLanes[0] + minLanes[2]) + (minLanes[1] + minLanes[3]));
+}
+
+// Q6_K: q - 32 times the activations as (q * y) - (32 * y) on unsigned q, each 16 values scaled
+// by their own int8 scale.
+float dotQ6_K(const void* w, const void* a, int64_t blocks) {
+    const __m256i lowNibbles = _mm256_set1_epi8(0x0f);
+    const __m256i twoBits = _mm256_set1_epi8(3);
+    const __m256i offset = _mm256_set1_epi8(32);
+    __m256 sums = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ6_K);
+        const uint8_t* y = bytesOf(a) + b * kQ8KBytes;
+        const uint8_t* ql = x + offsetof(BlockQ6_K, ql);
+        const uint8_t* qh = x + offsetof(BlockQ6_K, qh);
+        const auto* scales = reinterpret_cast<const int8_t*>(x + offsetof(BlockQ6_K, scales));
+        __m256i lanes = _mm256_setzero_si256();
+        for (int quarter = 0; quarter < 8; ++quarter) { // values 128h + 32k + l
+            const int half = quarter / 4;
+            const int k = quarter % 4;
+            __m256i low = load32(ql + 64 * half + 32 * (k & 1));
+            if (k >= 2) low = _mm256_srli_epi16(low, 4);
+            const __m256i high =
+                _mm256_and_si256(_mm256_srli_epi16(load32(qh + 32 * half), 2 * k), twoBits);
+            const __m256i q =
+                _mm256_or_si256(_mm256_and_si256(low, lowNibbles), _mm256_slli_epi16(high, 4));
+            const __m256i activations = load32(y + kQ8KQuants + 32 * quarter);
+            const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(q, activations),
+                                                   _mm256_maddubs_epi16(offset, activations));
+            const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(scales[2 * quarter + 1]),
+                                                   _mm_set1_epi16(scales[2 * quarter]));
+            lanes = _mm256_add_epi32(lanes, _mm256_madd_epi16(pairs, scale));
+        }
+        sums = _mm256_fmadd_ps(_mm256_set1_ps(floatAt(y) * halfAt(x + offsetof(BlockQ6_K, d))),
+                               _mm256_cvtepi32_ps(lanes), sums);
+    }
+    return fold(sums);
+}
+
+DotKernel dotKernel(GgmlType weightType) {
+    switch (weightType) {
+    case GgmlType::Q8_0:
+        return dotQ8_0;
+    case GgmlType::Q5_0:
+        return dotQ5_0;
+    case GgmlType::Q4_0:
+        return dotQ4_0;
+    case GgmlType::Q4_K:
+        return dotQ4_K;
+    case GgmlType::Q6_K:
+        return dotQ6_K;
+    default:
+        return g_genericDot(weightType);
+    }
+}
+
+void quantRows(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t blocks,
+               const void* activations, float* out, int64_t rowBegin, int64_t rowEnd) {
+    switch (type) {
+    case GgmlType::Q8_0:
+        return dotRows<dotQ8_0>(rows, rowBytes, blocks, activations, out, rowBegin, rowEnd);
+    case GgmlType::Q5_0:
+        return dotRows<dotQ5_0>(rows, rowBytes, blocks, activations, out, rowBegin, rowEnd);
+    case GgmlType::Q4_0:
+        return dotRows<dotQ4_0>(rows, rowBytes, blocks, activations, out, rowBegin, rowEnd);
+    case GgmlType::Q4_K:
+        return dotRows<dotQ4_K>(rows, rowBytes, blocks, activations, out, rowBegin, rowEnd);
+    case GgmlType::Q6_K:
+        return dotRows<dotQ6_K>(rows, rowBytes, blocks, activations, out, rowBegin, rowEnd);
+    default:
+        return g_genericRows(type, rows, rowBytes, blocks, activations, out, rowBegin, rowEnd);
+    }
+}
+
+} // namespace
+
+#endif
+
+#include "model/kernel_isa_end.h"
+
+// After fillDotKernels: the types above take these kernels, the others keep the generic ones.
+void fillIntrinsicDotKernels(KernelTable& table) {
+#if SINKSCOPE_KERNEL_ISA >= 1
+    g_genericDot = table.dot;
+    g_genericRows = table.quantRows;
+    table.dot = dotKernel;
+    table.quantRows = quantRows;
+#else
+    (void)table;
+#endif
+}
+
+} // namespace sinkscope::SINKSCOPE_ISA_NAMESPACE
