@@ -53,8 +53,8 @@ commands:
       [--tools-in-system]; --n-predict caps the turn (256). Pins the tools as sinks and answers
       one user turn, in the model's own chat template where it has one that renders tools;
       --json prints {type, function_calls, text, confidence, prefill_tokens_per_s,
-      decode_tokens_per_s, error, attribution, mask_us_per_token, layout, tools_pinned,
-      template_notice, call_format, ...}. The prompt defaults to a preset's query.
+      decode_tokens_per_s, error, attribution, mask_us_per_token, layout, template_family,
+      tools_pinned, template_notice, call_format, ...}. The prompt defaults to a preset's query.
       --tools-in-system renders the tools in the system turn where the template can
       (tools_in_user_message, Llama-3.1/3.2) so they can be pinned: not how the model was trained.
   budget (--model FILE | --layers L --kv-heads H --head-dim D --d-model M --sites S --max-seq N)

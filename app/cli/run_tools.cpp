@@ -71,6 +71,7 @@ nlohmann::ordered_json report(const ToolChat& chat, const ToolResponse& response
     const CallFormat format = chat.callFormat();
     out.update(nlohmann::ordered_json{
         {"layout", chatLayoutName(chat.chatTemplate().layout())},
+        {"template_family", std::string(templateFamilyName(chat.chatTemplate().family()))},
         {"tools_pinned", chat.toolBlock().pinsTools},
         {"template_notice",
          chat.toolBlock().notice.empty() ? chat.chatTemplate().notice() : chat.toolBlock().notice},

@@ -113,7 +113,8 @@ ChatLayout ChatTemplate::detectLayout(const Model& model) {
 }
 
 ChatTemplate::ChatTemplate(const Tokenizer& tokenizer, ChatLayout layout)
-    : m_tokenizer(&tokenizer), m_layout(layout) {
+    : m_tokenizer(&tokenizer), m_layout(layout),
+      m_family(layout == ChatLayout::Needle ? TemplateFamily::Needle : TemplateFamily::None) {
     if (layout == ChatLayout::ModelTemplate)
         throw std::invalid_argument("the template layout needs the model's chat template");
     for (size_t i = 0; i < kMarkerCount; ++i)
@@ -127,8 +128,10 @@ ChatTemplate::ChatTemplate(const Tokenizer& tokenizer, std::string_view chatTemp
         m_markerTokens, [](const std::optional<int32_t>& id) { return id.has_value(); });
     if (allMarkers) {
         m_layout = ChatLayout::Needle;
+        m_family = TemplateFamily::Needle;
         return;
     }
+    m_family = templateFamily(chatTemplate);
     if (chatTemplate.empty()) return;
     std::optional<ModelTemplate> model =
         ModelTemplate::create(tokenizer, chatTemplate, options, std::time(nullptr), m_notice);

@@ -25,6 +25,7 @@
 #pragma once
 
 #include "chat/model_template.h"
+#include "chat/template_family.h"
 #include "chat/tool_block.h"
 #include "model/model.h"
 #include "tools/call_format.h"
@@ -75,6 +76,9 @@ public:
     explicit ChatTemplate(const Model& model, const ModelTemplateOptions& options = {});
 
     ChatLayout layout() const { return m_layout; }
+    // Needle for Needle's layout; otherwise the family of the template text (None without one),
+    // also when the template fell back to the plain layout.
+    TemplateFamily family() const { return m_family; }
     const Tokenizer& tokenizer() const { return *m_tokenizer; }
     // The model's template (ModelTemplate layout only, else nullptr).
     const ModelTemplate* modelTemplate() const { return m_model.get(); }
@@ -107,6 +111,7 @@ private:
 
     const Tokenizer* m_tokenizer;
     ChatLayout m_layout;
+    TemplateFamily m_family;
     std::shared_ptr<const ModelTemplate> m_model; // ModelTemplate only
     std::string m_notice;
     std::optional<int32_t> m_markerTokens[8]; // by ChatMarker

@@ -163,6 +163,7 @@ GgufWriter syntheticModelWriter(const SyntheticSpec& spec) {
     w.setUint32("tokenizer.ggml.bos_token_id", 1);
     w.setUint32("tokenizer.ggml.eos_token_id", 2);
     w.setUint32("tokenizer.ggml.unknown_token_id", 0);
+    if (!spec.chatTemplate.empty()) w.setString("tokenizer.chat_template", spec.chatTemplate);
 
     Random random(spec.seed);
     const auto matrix = [&](const std::string& name, int rows, int cols, bool moreBits = false) {

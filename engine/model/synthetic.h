@@ -33,6 +33,7 @@ struct SyntheticSpec {
     bool ropeFreqs = false; // a rope_freqs.weight tensor (Llama-3's per-pair frequency divisors)
     bool tiedOutput = false;
     std::vector<std::string> extraSpecialTokens; // control tokens appended to the vocabulary
+    std::string chatTemplate; // written as tokenizer.chat_template when not empty
     std::string name = "synthetic (random weights)";
 };
 

@@ -1,5 +1,6 @@
-// sinkscope-cli run --tools on models with their own chat template: the JSON says the layout,
-// whether the tools are pinned, the template's notice and the call format it renders.
+// sinkscope-cli run --tools on models with their own chat template: the JSON says the layout, the
+// template's family, whether the tools are pinned, the template's notice and the call format it
+// renders.
 #include "cli_run.h"
 #include "template_chat_support.h"
 
@@ -42,25 +43,31 @@ private slots:
     void reportsTheTemplateLayout_data() {
         QTest::addColumn<QString>("family");
         QTest::addColumn<QStringList>("extra");
+        QTest::addColumn<QString>("templateFamily");
         QTest::addColumn<bool>("pinned");
         QTest::addColumn<QString>("syntax");
         QTest::addColumn<QString>("notice"); // a piece of it; "" for none
-        QTest::newRow("qwen2") << "qwen2-tiny" << QStringList{} << true << "tagged-objects"
+        const QString chatMlTools = "ChatML (Qwen2.5 / Hermes tool calls)";
+        QTest::newRow("qwen2") << "qwen2-tiny" << QStringList{} << chatMlTools << true
+                               << "tagged-objects"
                                << "";
-        QTest::newRow("smollm") << "smollm-tiny" << QStringList{} << true << "json-list"
+        QTest::newRow("smollm") << "smollm-tiny" << QStringList{} << chatMlTools << true
+                                << "json-list"
                                 << "";
-        QTest::newRow("llama3") << "llama3-tiny" << QStringList{} << false << "bare-object"
+        QTest::newRow("llama3") << "llama3-tiny" << QStringList{} << "Llama 3" << false
+                                << "bare-object"
                                 << "inside the user turn";
-        QTest::newRow("llama3 system")
-            << "llama3-tiny" << QStringList{"--tools-in-system"} << true << "bare-object"
-            << "not how the model was trained";
-        QTest::newRow("qwen2 system")
-            << "qwen2-tiny" << QStringList{"--tools-in-system"} << true << "tagged-objects"
-            << "not available";
+        QTest::newRow("llama3 system") << "llama3-tiny" << QStringList{"--tools-in-system"}
+                                       << "Llama 3" << true << "bare-object"
+                                       << "not how the model was trained";
+        QTest::newRow("qwen2 system") << "qwen2-tiny" << QStringList{"--tools-in-system"}
+                                      << chatMlTools << true << "tagged-objects"
+                                      << "not available";
     }
     void reportsTheTemplateLayout() {
         QFETCH(QString, family);
         QFETCH(QStringList, extra);
+        QFETCH(QString, templateFamily);
         QFETCH(bool, pinned);
         QFETCH(QString, syntax);
         QFETCH(QString, notice);
@@ -68,6 +75,7 @@ private slots:
         const QJsonObject out = runJson(family, extra);
         QVERIFY(!out.isEmpty());
         QCOMPARE(out["layout"].toString(), QString("template"));
+        QCOMPARE(out["template_family"].toString(), templateFamily);
         QCOMPARE(out["tools_pinned"].toBool(), pinned);
         QCOMPARE(out["call_format"].toObject()["syntax"].toString(), syntax);
         if (notice.isEmpty())

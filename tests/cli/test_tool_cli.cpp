@@ -2,9 +2,9 @@
 // that validate against the file's tools, and bad tools files as exit 3 with the schema message.
 #include "cli_run.h"
 #include "model/synthetic.h"
+#include "tool_test_support.h"
 #include "tools/tool_calls.h"
 #include "tools/tool_preset.h"
-#include "tool_test_support.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -69,6 +69,7 @@ private slots:
         QVERIFY(!r.isEmpty());
         QCOMPARE(r["type"].toString(), QString("call"));
         QCOMPARE(r["layout"].toString(), QString("needle"));
+        QCOMPARE(r["template_family"].toString(), QString("Needle (built in)"));
         QVERIFY(r["error"].isNull());
         QVERIFY(r["text"].isString());
         QVERIFY(r["confidence"].toDouble() > 0 && r["confidence"].toDouble() <= 1);

@@ -1,12 +1,15 @@
 // The model-information view: one click on the status bar's model label opens it, and it
-// describes the model that is loaded (needle-nano first, then a qwen2 model opened from a file).
+// describes the model that is loaded (needle-nano first, then a qwen2 model opened from a file:
+// a synthetic one without a chat template, and the reference qwen2-tiny with its Qwen2.5 one).
 #include "gguf/gguf.h"
 #include "model/synthetic.h"
+#include "test_support.h"
 #include "window/model_info_dialog.h"
 #include "window_test_support.h"
 
 #include <QToolButton>
 
+#include <algorithm>
 #include <map>
 
 using namespace sinkscope;
@@ -70,6 +73,7 @@ private slots:
         QVERIFY2(rowValue(*dialog, "Vocabulary").contains("SentencePiece"),
                  qPrintable(rowValue(*dialog, "Vocabulary")));
         QVERIFY(rowValue(*dialog, "Chat template").startsWith("Needle"));
+        QCOMPARE(rowValue(*dialog, "Template family"), QStringLiteral("Needle (built in)"));
         QCOMPARE(rowValue(*dialog, "Window hints"),
                  QStringLiteral("window %1, streaming positions").arg(info.suggestedKvWindow));
         dialog->close();
@@ -92,7 +96,35 @@ private slots:
         QVERIFY(rowValue(*dialog, "Weight types").contains("F32 × "));
         QVERIFY(rowValue(*dialog, "Weight types").contains("Q8_0 × "));
         QVERIFY(rowValue(*dialog, "Chat template").contains("no chat template"));
+        QCOMPARE(rowValue(*dialog, "Template family"), QStringLiteral("none"));
         QCOMPARE(rowValue(*dialog, "Window hints"), QStringLiteral("none"));
+    }
+
+    // A model people run, opened from its file: the family is named from its own template.
+    void aReferenceModelNamesItsTemplateFamily() {
+        const QString path =
+            test::sharedPath(QStringLiteral("reference/models/qwen2-tiny-Q8_0.gguf"));
+        if (!QFileInfo::exists(path))
+            QSKIP(qPrintable(
+                QStringLiteral("%1 not found (../shared absent? set SINKSCOPE_SHARED)").arg(path)));
+        auto window = test::openLoadedWindow(kLoadWaitMs);
+        QVERIFY(window);
+        QSignalSpy ready(window.get(), &ui::MainWindow::modelReady);
+        window->openModelFile(path);
+        QVERIFY(ready.wait(kLoadWaitMs));
+        ui::ModelInfoDialog* dialog = clickModelLabel(*window);
+        QVERIFY(dialog);
+        QCOMPARE(rowValue(*dialog, "Architecture"), QStringLiteral("qwen2"));
+        QVERIFY2(rowValue(*dialog, "Chat template").startsWith("the model's own template"),
+                 qPrintable(rowValue(*dialog, "Chat template")));
+        QCOMPARE(rowValue(*dialog, "Template family"),
+                 QStringLiteral("ChatML (Qwen2.5 / Hermes tool calls)"));
+        // The row sits under the template it names.
+        const auto& rows = dialog->rows();
+        const auto at = [&](const QString& label) {
+            return std::ranges::find(rows, label, &QPair<QString, QString>::first) - rows.begin();
+        };
+        QCOMPARE(at("Template family"), at("Chat template") + 1);
     }
 };
 

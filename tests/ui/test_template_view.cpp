@@ -1,8 +1,8 @@
 // How the playground shows a model's chat template: the Tools tab's line about where the tools
 // are (pinned or in the user turn), the banner's notice, the template's switch for the tools in
-// the system turn (clicked like a user does) and the model information's call format. The models
-// are the reference ones (qwen2-tiny: the Qwen2.5 template; llama3-tiny: the Llama-3.2 template)
-// and the built-in needle-nano.
+// the system turn (clicked like a user does) and the model information's family and call format.
+// The models are the reference ones (qwen2-tiny: the Qwen2.5 template; llama3-tiny: the Llama-3.2
+// template) and the built-in needle-nano.
 #include "chat/chat_template.h"
 #include "model/model.h"
 #include "test_support.h"
@@ -33,18 +33,6 @@ QString tokens(qint64 count) {
     return QStringLiteral("%1 tokens").arg(QLocale().toString(count));
 }
 
-QString referenceModel(const QString& file) {
-    return test::sharedPath(QStringLiteral("reference/models/") + file);
-}
-
-#define REQUIRE_REFERENCE_MODEL(path)                                                              \
-    do {                                                                                           \
-        if (!QFileInfo::exists(path))                                                              \
-            QSKIP(                                                                                 \
-                qPrintable(QStringLiteral("%1 not found (../shared absent? set SINKSCOPE_SHARED)") \
-                               .arg(path)));                                                       \
-    } while (0)
-
 SessionInfo waitForSession(QSignalSpy& sessions, const QString& reason) {
     while (sessions.isEmpty() || sessions.constLast().at(0).value<SessionInfo>().reason != reason)
         if (!sessions.wait(kWaitMs)) return {};
@@ -67,6 +55,19 @@ std::unique_ptr<MainWindow> openWindow(const QString& modelPath, SessionInfo& fi
     return first.reason.isEmpty() ? nullptr : std::move(window);
 }
 
+// Opens `window` on the reference model `file` (in ../shared/reference/models) and waits for its
+// first session, `first`; skips the test when the file is absent.
+#define OPEN_REFERENCE_WINDOW(file, window, first)                                                 \
+    do {                                                                                           \
+        const QString path = test::sharedPath(QStringLiteral("reference/models/") + file);         \
+        if (!QFileInfo::exists(path))                                                              \
+            QSKIP(                                                                                 \
+                qPrintable(QStringLiteral("%1 not found (../shared absent? set SINKSCOPE_SHARED)") \
+                               .arg(path)));                                                       \
+        window = openWindow(path, first);                                                          \
+        QVERIFY(window);                                                                           \
+    } while (0)
+
 QString rowValue(const ModelInfoDialog& dialog, const QString& label) {
     for (const auto& [name, value] : dialog.rows())
         if (name == label) return value;
@@ -80,11 +81,10 @@ ModelInfoDialog* clickModelLabel(MainWindow& window) {
     return window.findChild<ModelInfoDialog*>();
 }
 
-// The block the engine itself makes for the window's applied tools under `options`.
-ToolBlock engineBlock(MainWindow& window, const QString& modelPath,
-                      const ModelTemplateOptions& options) {
+// The block the engine itself makes for the window's model and applied tools under `options`.
+ToolBlock engineBlock(MainWindow& window, const ModelTemplateOptions& options) {
     std::string error;
-    const std::unique_ptr<Model> model = Model::load(modelPath.toStdString(), error);
+    const std::unique_ptr<Model> model = Model::load(window.modelInfo()->path.toStdString(), error);
     if (!model) return {};
     const QByteArray json = window.toolsEditor()->toolsText().toUtf8();
     const ToolsParseResult tools = parseTools(std::string_view(json.constData(), json.size()));
@@ -105,19 +105,17 @@ private slots:
     }
 
     void qwenTemplatePinsItsToolBlock() {
-        const QString path = referenceModel(QStringLiteral("qwen2-tiny-Q4_K_M.gguf"));
-        REQUIRE_REFERENCE_MODEL(path);
         SessionInfo session;
-        auto window = openWindow(path, session);
-        QVERIFY(window);
+        std::unique_ptr<MainWindow> window;
+        OPEN_REFERENCE_WINDOW("qwen2-tiny-Q4_K_M.gguf", window, session);
         QCOMPARE(session.chatLayout, QStringLiteral("template"));
         QVERIFY(session.chatTemplate.toolsPinned);
         QCOMPARE(session.chatTemplate.callFormat.syntax, CallSyntax::TaggedObjects);
-        const ToolBlock block = engineBlock(*window, path, {});
+        const ToolBlock block = engineBlock(*window, {});
         QCOMPARE(session.sinksUsed, int(block.tokens.size()));
         QCOMPARE(session.toolSpans.size(), qsizetype(block.tools.size()));
         const QString line = window->toolsPage()->templateText();
-        QVERIFY2(line.contains(QStringLiteral("Tools pinned:</b> the model's template's tool block "
+        QVERIFY2(line.contains(QStringLiteral("Tools pinned:</b> the ChatML template's tool block "
                                               "(%1)")
                                    .arg(tokens(qint64(block.tokens.size())))),
                  qPrintable(line));
@@ -132,14 +130,14 @@ private slots:
                  QStringLiteral("tagged objects <tool_call> … </tool_call>, arguments"));
         QCOMPARE(rowValue(*dialog, "Tools"), QStringLiteral("pinned as the sink block"));
         QVERIFY(rowValue(*dialog, "Chat template").startsWith("the model's own template"));
+        QCOMPARE(rowValue(*dialog, "Template family"),
+                 QStringLiteral("ChatML (Qwen2.5 / Hermes tool calls)"));
     }
 
     void llamaTemplateCanPinTheToolsInTheSystemTurn() {
-        const QString path = referenceModel(QStringLiteral("llama3-tiny-Q8_0.gguf"));
-        REQUIRE_REFERENCE_MODEL(path);
         SessionInfo before;
-        auto window = openWindow(path, before);
-        QVERIFY(window);
+        std::unique_ptr<MainWindow> window;
+        OPEN_REFERENCE_WINDOW("llama3-tiny-Q8_0.gguf", window, before);
         QCOMPARE(before.chatLayout, QStringLiteral("template"));
         QVERIFY(!before.chatTemplate.toolsPinned);
         QVERIFY(before.chatTemplate.hasSystemTurnOption);
@@ -167,7 +165,7 @@ private slots:
         QVERIFY(after.chatTemplate.toolsPinned);
         QVERIFY(after.chatTemplate.toolsInSystemTurn);
         // The sinks grow from the template's opening to the whole block with the tools.
-        const ToolBlock block = engineBlock(*window, path, {true});
+        const ToolBlock block = engineBlock(*window, {true});
         QVERIFY(block.pinsTools);
         QCOMPARE(after.sinksUsed, int(block.tokens.size()));
         QVERIFY2(after.sinksUsed > before.sinksUsed,
@@ -183,6 +181,7 @@ private slots:
         ModelInfoDialog* dialog = clickModelLabel(*window);
         QVERIFY(dialog);
         QVERIFY(rowValue(*dialog, "Tools").startsWith("in the system turn, pinned"));
+        QCOMPARE(rowValue(*dialog, "Template family"), QStringLiteral("Llama 3"));
         QCOMPARE(rowValue(*dialog, "Tool calls"),
                  QStringLiteral("bare object (the whole reply), parameters, one call"));
     }

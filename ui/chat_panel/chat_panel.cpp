@@ -175,8 +175,8 @@ void ChatPanel::showProgress(const GenerationProgress& progress) {
 void ChatPanel::finishReply(const GenerationReport& report, const QString& cannedResult) {
     if (report.rerendered)
         m_transcript->appendNote(
-            tr("The template rewrote earlier turns (%1): the window was re-prefilled from the "
-               "new render (%2), shown after the faded text.")
+            tr("The template re-rendered earlier turns (%1): the struck-out text is the old "
+               "render, replaced by the text after it; %2 re-prefilled.")
                 .arg(report.rerenderReason, tokenCount(report.replayedTokens)));
     for (const ToolCallView& call : report.calls)
         m_transcript->appendBlock(callCardHtml(call, report.confidence, palette()));

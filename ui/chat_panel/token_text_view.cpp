@@ -111,6 +111,24 @@ void TokenTextView::sealTokens(qint64 nextIndex) {
     highlightToken(-1);
 }
 
+void TokenTextView::strikeFrom(qint64 index) {
+    index = std::clamp<qint64>(index, m_indexBase, tokenCount());
+    restyle(index, tokenCount(), true);
+    QTextCharFormat struck;
+    struck.setFontStrikeOut(true);
+    QTextCursor cursor(document());
+    cursor.beginEditBlock();
+    for (qint64 i = index - m_indexBase; i < m_spans.size(); ++i) {
+        cursor.setPosition(m_spans[i].start);
+        cursor.setPosition(m_spans[i].start + m_spans[i].length, QTextCursor::KeepAnchor);
+        cursor.mergeCharFormat(struck);
+    }
+    cursor.endEditBlock();
+    m_spans.resize(index - m_indexBase);
+    m_fadedBefore = std::min(m_fadedBefore, index);
+    if (m_highlighted >= index) highlightToken(-1);
+}
+
 const TokenTextView::Span* TokenTextView::spanOf(qint64 index) const {
     const qint64 local = index - m_indexBase;
     return local >= 0 && local < m_spans.size() ? &m_spans[local] : nullptr;

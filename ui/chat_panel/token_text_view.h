@@ -1,5 +1,6 @@
 // Read-only text built from tokens: each token's text is one span of the document, so a token can
-// be highlighted (a KV slot or heatmap column was clicked), faded (it left the window) or clicked.
+// be highlighted (a KV slot or heatmap column was clicked), faded (it left the window), struck out
+// (the template rendered it anew) or clicked.
 // Used for the chat transcript and for the pinned sink block above it. Between tokens it can hold
 // notes and rich blocks (a tool call's card) whose links are reported by linkClicked.
 #pragma once
@@ -36,6 +37,10 @@ public:
     // The tokens shown so far stay as text but are no longer tokens of the stream (another model
     // tokenised the conversation anew); the next token appended is index `nextIndex`.
     void sealTokens(qint64 nextIndex);
+    // The tokens from `index` on belong to an older render of the conversation (the template wrote
+    // earlier turns anew): their text stays, struck out and faded, but is no longer tokens; the
+    // tokens before `index` are unchanged, and the next token appended is `index`.
+    void strikeFrom(qint64 index);
     // Tokens [0, index) are drawn faded: they are no longer in the KV cache.
     void setFadedBefore(qint64 index);
     void highlightToken(qint64 index); // -1 removes the highlight

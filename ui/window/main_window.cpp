@@ -372,7 +372,7 @@ void MainWindow::onBatch(const EngineBatch& batch) {
         m_heatmap->clear();
         m_kvView->clear();
     }
-    if (batch.rewrittenFrom >= 0) m_chat->transcript()->sealTokens(batch.rewrittenFrom);
+    if (batch.rewrittenFrom >= 0) m_chat->transcript()->strikeFrom(batch.rewrittenFrom);
     if (!batch.pieces.isEmpty()) m_chat->appendPieces(batch.pieces);
     if (!batch.snapshots.isEmpty()) {
         m_heatmap->addSnapshots(batch.snapshots);

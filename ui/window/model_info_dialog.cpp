@@ -76,6 +76,7 @@ ModelInfoDialog::ModelInfoDialog(const ModelInfo& info, QWidget* parent) : QDial
         {tr("Weight types"), weightTypesText(info)},
         {tr("Vocabulary"), vocabularyText(info)},
         {tr("Chat template"), templateText(info)},
+        {tr("Template family"), QString::fromUtf8(templateFamilyName(info.chatTemplate.family))},
         {tr("Tools"), toolsPlacementText(info.chatTemplate)},
         {tr("Tool calls"), callFormatText(info.chatTemplate.callFormat)},
         {tr("Trained context"), tr("%1 tokens").arg(locale.toString(info.nCtxTrain))},

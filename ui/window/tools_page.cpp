@@ -57,10 +57,13 @@ QString toolsPreviewHtml(const ToolsPreview& preview, const QColor& warning) {
            toolsAndBudgetHtml(preview.toolSpans, preview.sinkBudget, warning);
 }
 
-QString layoutName(const QString& layout) {
-    if (layout == QLatin1String("needle")) return QObject::tr("Needle's");
-    if (layout == QLatin1String("template")) return QObject::tr("the model's template's");
-    return QObject::tr("the plain layout's");
+// Whose tool block is pinned: "Needle's", "the ChatML template's" (the template's family).
+QString blockOwner(const SessionInfo& info) {
+    if (info.chatLayout == QLatin1String("needle")) return QObject::tr("Needle's");
+    if (info.chatLayout != QLatin1String("template")) return QObject::tr("the plain layout's");
+    const std::string_view markup = templateMarkupName(info.chatTemplate.family);
+    if (markup.empty()) return QObject::tr("the model's template's");
+    return QObject::tr("the %1 template's").arg(QString::fromUtf8(markup));
 }
 
 } // namespace
@@ -79,7 +82,7 @@ QString templateSummaryHtml(const SessionInfo& info) {
                       .arg(tokenCount(info.sinksUsed));
     else
         summary = QObject::tr("<b>Tools pinned:</b> %1 tool block (%2).")
-                      .arg(layoutName(info.chatLayout), tokenCount(info.sinksUsed));
+                      .arg(blockOwner(info), tokenCount(info.sinksUsed));
     summary += QStringLiteral("<br>") +
                QObject::tr("Calls: %1.").arg(callFormatText(chat.callFormat).toHtmlEscaped());
     if (!chat.notice.isEmpty())

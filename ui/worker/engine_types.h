@@ -2,6 +2,7 @@
 // holds a pointer into engine memory.
 #pragma once
 
+#include "chat/template_family.h"
 #include "memory/snapshot.h"
 #include "session/assistant_turn.h"
 #include "session/sampler.h"
@@ -50,6 +51,7 @@ struct GenerationLimits {
 // How the chat frames the tools and the calls (chat/chat_template.h), for the tools tab, the
 // banner and the model information.
 struct TemplateInfo {
+    TemplateFamily family = TemplateFamily::None; // the layout's (ChatTemplate::family())
     bool toolsPinned = true;          // false: the template writes the tools in the user turn
     bool hasSystemTurnOption = false; // the template can write them in the system turn instead
     bool toolsInSystemTurn = false;   // that option is in force

@@ -61,6 +61,7 @@ TemplateInfo templateInfoOf(const ToolChat& chat) {
     const ChatTemplate& chatTemplate = chat.chatTemplate();
     const ToolBlock& block = chat.toolBlock();
     TemplateInfo info;
+    info.family = chatTemplate.family();
     info.toolsPinned = block.pinsTools;
     if (const ModelTemplate* model = chatTemplate.modelTemplate()) {
         info.hasSystemTurnOption = model->hasSystemTurnOption();
