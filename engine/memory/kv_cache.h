@@ -49,7 +49,7 @@ public:
     void readK(int layer, int slot, float* row) const;
     void readV(int layer, int slot, float* row) const;
     // The K rows of several slots at once, transposed: columns [kvDim][slots.size()], so that
-    // attention scores many slots with each query value (model/kernel_table.h).
+    // attention scores many slots with each query value (model/kernels/kernel_table.h).
     void gatherK(int layer, std::span<const int> slots, float* columns) const;
 
     // [sinkSlots + window]. (Not named `slots`: that word is a Qt macro.)

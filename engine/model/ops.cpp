@@ -2,7 +2,7 @@
 
 #include "gguf/dequantize.h"
 #include "gguf/ggml_types.h"
-#include "model/kernel_table.h"
+#include "model/kernels/kernel_table.h"
 #include "model/quant_dot.h"
 
 #include <immintrin.h>

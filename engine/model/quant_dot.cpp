@@ -1,11 +1,12 @@
 // quantDot / quantMatvec: argument checks, the activation type per weight type, and dispatch to
-// the kernels of model/quant_dot_fast.cpp at the CPU's level (ref:: to model/quant_dot_ref.cpp).
+// the kernels of model/kernels/quant_dot_fast.cpp at the CPU's level (ref:: to
+// model/kernels/quant_dot_ref.cpp).
 #include "model/quant_dot.h"
 
 #include "gguf/dequantize.h"
 #include "gguf/quant_blocks.h"
-#include "model/kernel_table.h"
-#include "model/quant_dot_kernels.h"
+#include "model/kernels/kernel_table.h"
+#include "model/kernels/quant_dot_kernels.h"
 
 #include <algorithm>
 #include <cmath>

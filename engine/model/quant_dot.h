@@ -10,7 +10,7 @@
 //   Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS   Q8_K (its block sums carry the mins)
 //
 // The activations are quantized as ggml's x86-64 build quantizes them (Q8_0 / Q8_1: 127 / amax,
-// rounded half to even). The default kernels (model/quant_dot_fast.cpp) sum the exact block
+// rounded half to even). The default kernels (model/kernels/quant_dot_fast.cpp) sum the exact block
 // integers in the float order of ggml's x86-64 kernels (AVX2 vec_dot, llamafile's tinyBLAS, the
 // repacked Q4_0 kernels), so their results are llama.cpp's bit for bit on every x86-64 CPU.
 // ref:: holds one scalar reference per weight type that follows ggml's portable C kernel

@@ -1,8 +1,8 @@
 #include "model/transformer.h"
 
 #include "memory/mask.h"
-#include "model/ggml_float.h"
-#include "model/kernel_table.h"
+#include "model/kernels/ggml_float.h"
+#include "model/kernels/kernel_table.h"
 #include "model/ops.h"
 
 #include <algorithm>
@@ -87,7 +87,7 @@ void attend(const Model& model, const KvCache& cache, RunState& s, int layer,
     if (halfPrecision) roundToHalf(s.q.data(), s.q.size());
 
     // scores[h][i] = (q_h . K[i]) * scale, with the kept keys as columns: [kv_dim][kept]. The
-    // dots and the softmax run in llama.cpp's float order (model/ggml_float.h).
+    // dots and the softmax run in llama.cpp's float order (model/kernels/ggml_float.h).
     cache.gatherK(layer, s.keptSlots, s.columns.data());
     const int64_t work = int64_t{kept} * c.nHead * c.headDim;
     s.pool->forRanges(

@@ -1,8 +1,8 @@
-// The float arithmetic in ggml's order (model/ggml_float.h): the folds and lane sums give what
+// The float arithmetic in ggml's order (model/kernels/ggml_float.h): the folds and lane sums give what
 // that order gives where a plain left-to-right sum does not, the exp is accurate, the softmax and
 // SwiGLU follow their definitions, and padding to the lane width changes nothing.
-#include "model/ggml_float.h"
-#include "model/kernel_table.h"
+#include "model/kernels/ggml_float.h"
+#include "model/kernels/kernel_table.h"
 
 #include <QtTest>
 
@@ -167,7 +167,7 @@ private slots:
     }
 
     // Each instruction-set level this CPU runs gives the portable build's bits: the same C++ in
-    // the same float order, compiled for wider registers (model/kernel_table.h). Lengths around
+    // the same float order, compiled for wider registers (model/kernels/kernel_table.h). Lengths around
     // the 16-lane step, scores with masked cells, and a row range of the f32 product.
     void everyLevelMatchesThePortableKernels() {
         const KernelTable& portable = kernelsFor(Isa::Portable);

@@ -1,5 +1,5 @@
 // The numeric kernels against their scalar references and against properties they must have.
-#include "model/ggml_float.h"
+#include "model/kernels/ggml_float.h"
 #include "model/ops.h"
 
 #include <QtTest>

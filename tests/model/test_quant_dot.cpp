@@ -2,7 +2,7 @@
 // dot against a double-precision sum over the dequantized rows, the default kernels against
 // their references, and the matrix-vector product against row-by-row dots.
 #include "gguf/dequantize.h"
-#include "model/kernel_table.h"
+#include "model/kernels/kernel_table.h"
 #include "model/quant_dot.h"
 
 #include <QtTest>
@@ -327,7 +327,7 @@ void TestQuantDot::dotsMatchTheDequantizedRows() {
 }
 
 // The default kernels sum the reference's exact block integers in ggml's x86-64 float order (fused
-// multiply-adds into lanes, model/ggml_float.h), the references in ggml's portable C order: they
+// multiply-adds into lanes, model/kernels/ggml_float.h), the references in ggml's portable C order: they
 // agree to float rounding of the sum of |w a|. (That the default kernels give llama.cpp's bits is
 // shown end to end, tests/model/test_reference_models.cpp.)
 void TestQuantDot::defaultKernelsMatchTheReferences() {
@@ -384,7 +384,7 @@ void TestQuantDot::matvecMatchesRowDots() {
 }
 
 // Each instruction-set level this CPU runs computes the portable build's bits for every type
-// (model/kernel_table.h): the same C++, compiled for wider registers, in the same float order.
+// (model/kernels/kernel_table.h): the same C++, compiled for wider registers, in the same float order.
 // Row ranges write exactly their rows.
 void TestQuantDot::everyLevelMatchesThePortableKernels() {
     const KernelTable& portable = kernelsFor(Isa::Portable);

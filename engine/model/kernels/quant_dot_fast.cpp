@@ -1,10 +1,10 @@
-// A kernel source (model/kernel_isa_begin.h), compiled once per instruction-set level. The
-// default dot kernels: the integer arithmetic of the references (model/quant_dot_ref.cpp)
+// A kernel source (model/kernels/kernel_isa_begin.h), compiled once per instruction-set level. The
+// default dot kernels: the integer arithmetic of the references (model/kernels/quant_dot_ref.cpp)
 // with the float steps of ggml's x86-64 kernels (its AVX2 vec_dot kernels and llamafile's
 // tinyBLAS, which llama.cpp runs on these CPUs), so that products match llama.cpp's bit for bit
-// (model/ggml_float.h says why that matters). Written without target intrinsics: blocks are read
-// in place (byte offsets of the layouts in gguf/quant_blocks.h), unpacked 32 quants at a time with
-// GCC / Clang vector extensions (byte shifts and masks defeat the auto-vectorizer) into int8
+// (model/kernels/ggml_float.h says why that matters). Written without target intrinsics: blocks are
+// read in place (byte offsets of the layouts in gguf/quant_blocks.h), unpacked 32 quants at a time
+// with GCC / Clang vector extensions (byte shifts and masks defeat the auto-vectorizer) into int8
 // arrays, and multiplied with the activations' int8 quants in fixed-length loops that the
 // compiler turns into multiply-add instructions.
 //
@@ -14,7 +14,7 @@
 // the float lanes are folded once at the end (ggml::foldLanes8); the K-quants' mins take the
 // paths named at each kernel. F32 / F16 / BF16 follow tinyBLAS's AVX-512 kernels (16 lanes).
 #include "gguf/quant_blocks.h"
-#include "model/kernel_table.h"
+#include "model/kernels/kernel_table.h"
 
 #include <algorithm>
 #include <array>
@@ -22,10 +22,10 @@
 #include <cstddef>
 #include <cstring>
 
-#include "model/kernel_isa_begin.h"
+#include "model/kernels/kernel_isa_begin.h"
 
 // After the region opens: compiled for its level.
-#include "model/ggml_lanes.h"
+#include "model/kernels/ggml_lanes.h"
 
 namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
 
@@ -545,7 +545,7 @@ void quantRows(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
 
 } // namespace
 
-#include "model/kernel_isa_end.h"
+#include "model/kernels/kernel_isa_end.h"
 
 void fillDotKernels(KernelTable& table) {
     table.dot = dotKernel;

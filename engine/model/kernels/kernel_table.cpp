@@ -1,10 +1,10 @@
-#include "model/kernel_table.h"
+#include "model/kernels/kernel_table.h"
 
-#include "model/ggml_float.h"
+#include "model/kernels/ggml_float.h"
 
 namespace sinkscope {
 
-// Each level's kernel sources fill their part of its table (model/kernel_isa_begin.h).
+// Each level's kernel sources fill their part of its table (model/kernels/kernel_isa_begin.h).
 #define SINKSCOPE_DECLARE_FILLS(level)                                                             \
     namespace level {                                                                              \
     void fillFloatKernels(KernelTable& table);                                                     \

@@ -1,4 +1,4 @@
-#include "model/cpu_isa.h"
+#include "model/kernels/cpu_isa.h"
 
 #include <cpuid.h>
 

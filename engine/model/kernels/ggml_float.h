@@ -7,8 +7,9 @@
 //
 // The orders follow ggml's AVX-512 / AVX2 code (ggml-cpu.c, llamafile's sgemm.cpp): sums kept in
 // 16 (or 8) float lanes with fused multiply-adds, then folded halves first. They are written with
-// std::fma and plain loops (model/ggml_lanes.h, model/ggml_float.cpp), so any x86-64 CPU computes
-// the same bits; these functions run the CPU's instruction-set level (model/kernel_table.h).
+// std::fma and plain loops (model/kernels/ggml_lanes.h, model/kernels/ggml_float.cpp), so any
+// x86-64 CPU computes the same bits; these functions run the CPU's instruction-set level
+// (model/kernels/kernel_table.h).
 #pragma once
 
 namespace sinkscope::ggml {

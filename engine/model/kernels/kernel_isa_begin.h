@@ -1,13 +1,14 @@
 // Opens the instruction-set region of a kernel source. engine/CMakeLists.txt compiles each kernel
-// source once per level (model/cpu_isa.h) with SINKSCOPE_KERNEL_ISA set to 0 (portable), 1 (AVX2)
-// or 2 (AVX-512); every function defined between this header and model/kernel_isa_end.h is
-// compiled for that level, inside namespace sinkscope::SINKSCOPE_ISA_NAMESPACE.
+// source once per level (model/kernels/cpu_isa.h) with SINKSCOPE_KERNEL_ISA set to 0 (portable), 1
+// (AVX2) or 2 (AVX-512); every function defined between this header and
+// model/kernels/kernel_isa_end.h is compiled for that level, inside namespace
+// sinkscope::SINKSCOPE_ISA_NAMESPACE.
 //
 // Include it after every other header: inline functions and templates that come from headers then
 // keep the baseline target in all three objects, so the linker's pick among their identical
 // copies can never hand AVX code to a CPU without it.
 //
-// No include guard: a kernel source includes it once, and model/kernel_isa_end.h closes it.
+// No include guard: a kernel source includes it once, and model/kernels/kernel_isa_end.h closes it.
 #if !defined(SINKSCOPE_KERNEL_ISA)
 #error "a kernel source is built through sinkscope_isa_kernels() in engine/CMakeLists.txt"
 #elif SINKSCOPE_KERNEL_ISA == 0

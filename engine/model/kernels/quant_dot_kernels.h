@@ -1,6 +1,6 @@
 // The per-type dot kernels behind quantDot (model/quant_dot.h): the scalar references
-// (model/quant_dot_ref.cpp); the default kernels (model/quant_dot_fast.cpp) are in each
-// instruction-set level's KernelTable (model/kernel_table.h).
+// (model/kernels/quant_dot_ref.cpp); the default kernels (model/kernels/quant_dot_fast.cpp) are in
+// each instruction-set level's KernelTable (model/kernels/kernel_table.h).
 #pragma once
 
 #include "gguf/ggml_types.h"

@@ -1,12 +1,12 @@
-// The forward pass's hot kernels, one table per instruction-set level (model/cpu_isa.h). A level's
-// table holds the same C++ (model/ggml_float.cpp, model/quant_dot_fast.cpp) compiled for that
-// level, so every table computes the same bits; tests run each supported level against the
-// portable one and against the scalar references.
+// The forward pass's hot kernels, one table per instruction-set level (model/kernels/cpu_isa.h). A
+// level's table holds the same C++ (model/kernels/ggml_float.cpp, model/kernels/quant_dot_fast.cpp)
+// compiled for that level, so every table computes the same bits; tests run each supported level
+// against the portable one and against the scalar references.
 #pragma once
 
 #include "gguf/ggml_types.h"
-#include "model/cpu_isa.h"
-#include "model/quant_dot_kernels.h"
+#include "model/kernels/cpu_isa.h"
+#include "model/kernels/quant_dot_kernels.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +24,7 @@ struct AttentionShape {
 
 struct KernelTable {
     Isa isa = Isa::Portable;
-    // model/ggml_float.h
+    // model/kernels/ggml_float.h
     float (*foldLanes8)(const float lanes[8]) = nullptr;
     float (*foldLanes16)(const float lanes[16]) = nullptr;
     float (*laneDot16)(const float* a, const float* b, int n) = nullptr;

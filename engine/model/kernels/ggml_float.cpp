@@ -1,16 +1,16 @@
-// A kernel source (model/kernel_isa_begin.h): the softmax, SwiGLU and f32 matrix rows of
-// model/ggml_float.h, compiled once per instruction-set level.
-#include "model/kernel_table.h"
+// A kernel source (model/kernels/kernel_isa_begin.h): the softmax, SwiGLU and f32 matrix rows of
+// model/kernels/ggml_float.h, compiled once per instruction-set level.
+#include "model/kernels/kernel_table.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 
-#include "model/kernel_isa_begin.h"
+#include "model/kernels/kernel_isa_begin.h"
 
 // After the region opens: compiled for its level.
-#include "model/ggml_lanes.h"
+#include "model/kernels/ggml_lanes.h"
 
 namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
 
@@ -90,7 +90,7 @@ void matvecF32(const float* w, int64_t cols, const float* x, float* out, int64_t
 
 } // namespace
 
-#include "model/kernel_isa_end.h"
+#include "model/kernels/kernel_isa_end.h"
 
 void fillFloatKernels(KernelTable& table) {
     table.foldLanes8 = ggml::foldLanes8;

@@ -1,16 +1,17 @@
-// A kernel source (model/kernel_isa_begin.h): the dots of the weight types that common files are
-// made of (Q8_0, Q4_0; Q4_K and Q6_K, with Q5_0 where Q4_K_M falls back) written with AVX2
-// intrinsics, for the AVX2 and AVX-512 levels; the portable build of this file is empty.
+// A kernel source (model/kernels/kernel_isa_begin.h): the dots of the weight types that common
+// files are made of (Q8_0, Q4_0; Q4_K and Q6_K, with Q5_0 where Q4_K_M falls back) written with
+// AVX2 intrinsics, for the AVX2 and AVX-512 levels; the portable build of this file is empty.
 //
-// Each computes exactly the integers and float steps of its kernel in model/quant_dot_fast.cpp
-// (tests compare every level with the portable one bit for bit), with ggml's AVX2 instructions:
-// _mm256_maddubs_epi16 multiplies unsigned by signed bytes and adds neighbours (signed weights go
-// through _mm256_sign_epi8 first), _mm256_madd_epi16 then adds neighbouring pairs, by 1 or by the
-// sub-block's scale, which leaves lane l = the products of values 4l..4l+3. No sum saturates:
-// |activation| <= 127 (model/quant_dot.cpp quantizes a finite value into [-127, 127]).
+// Each computes exactly the integers and float steps of its kernel in
+// model/kernels/quant_dot_fast.cpp (tests compare every level with the portable one bit for bit),
+// with ggml's AVX2 instructions: _mm256_maddubs_epi16 multiplies unsigned by signed bytes and adds
+// neighbours (signed weights go through _mm256_sign_epi8 first), _mm256_madd_epi16 then adds
+// neighbouring pairs, by 1 or by the sub-block's scale, which leaves lane l = the products of
+// values 4l..4l+3. No sum saturates: |activation| <= 127 (model/quant_dot.cpp quantizes a finite
+// value into [-127, 127]).
 #include "gguf/ggml_types.h"
 #include "gguf/quant_blocks.h"
-#include "model/kernel_table.h"
+#include "model/kernels/kernel_table.h"
 
 #include <immintrin.h>
 
@@ -19,10 +20,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "model/kernel_isa_begin.h"
+#include "model/kernels/kernel_isa_begin.h"
 
 // After the region opens: compiled for its level.
-#include "model/ggml_lanes.h"
+#include "model/kernels/ggml_lanes.h"
 
 namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
 
@@ -43,10 +44,11 @@ RowsKernel g_genericRows = nullptr;
 const uint8_t* bytesOf(const void* p) {
     return static_cast<const uint8_t*>(p);
 }
+// F16C's conversion: fp16ToFp32's value for every f16 that is not a NaN (tests/gguf).
 float halfAt(const uint8_t* p) {
     uint16_t bits;
     std::memcpy(&bits, p, sizeof bits);
-    return fp16ToFp32(bits);
+    return _cvtsh_ss(bits);
 }
 float floatAt(const uint8_t* p) {
     float value;
@@ -116,17 +118,22 @@ float q8_0Dot(const void* w, const void* a, int64_t blocks, Quants quants) {
     return fold(sums);
 }
 
+// The 32 signed quants of a Q8_0 / Q5_0 block.
+__m256i q8_0Quants(const uint8_t* x) {
+    return load32(x + kQ8_0Quants);
+}
+__m256i q5_0Quants(const uint8_t* x) {
+    const __m256i q = _mm256_or_si256(nibbles(x + offsetof(BlockQ5_0, qs)),
+                                      fifthBits(x + offsetof(BlockQ5_0, qh)));
+    return _mm256_sub_epi8(q, _mm256_set1_epi8(16));
+}
+
 float dotQ8_0(const void* w, const void* a, int64_t blocks) {
-    return q8_0Dot<kQ8_0Bytes>(w, a, blocks,
-                               [](const uint8_t* x) { return load32(x + kQ8_0Quants); });
+    return q8_0Dot<kQ8_0Bytes>(w, a, blocks, q8_0Quants);
 }
 
 float dotQ5_0(const void* w, const void* a, int64_t blocks) {
-    return q8_0Dot<sizeof(BlockQ5_0)>(w, a, blocks, [](const uint8_t* x) {
-        const __m256i q = _mm256_or_si256(nibbles(x + offsetof(BlockQ5_0, qs)),
-                                          fifthBits(x + offsetof(BlockQ5_0, qh)));
-        return _mm256_sub_epi8(q, _mm256_set1_epi8(16));
-    });
+    return q8_0Dot<sizeof(BlockQ5_0)>(w, a, blocks, q5_0Quants);
 }
 
 // Q4_0 as llama.cpp's repacked kernels sum it: one float, each block's whole integer dot times
@@ -215,6 +222,73 @@ float dotQ6_K(const void* w, const void* a, int64_t blocks) {
     return fold(sums);
 }
 
+// Four rows at once against the same Q8_0 activations, whose scales are converted once
+// (activationScales[blocks]): each row's arithmetic is its single-row kernel's, step for step,
+// and the four rows' independent chains keep the multiply-add units busy.
+constexpr int kRowGroup = 4;
+constexpr int64_t kMaxGroupedBlocks = 1024; // rows up to 32,768 values take the grouped path
+
+// Q8_0 / Q5_0: each row's eight float lanes, as q8_0Dot.
+template <size_t BlockBytes, typename Quants>
+void q8_0RowGroup(const uint8_t* rows, size_t rowBytes, int64_t blocks, const uint8_t* a,
+                  const float* activationScales, float* out, Quants quants) {
+    __m256 sums[kRowGroup] = {};
+    for (int64_t b = 0; b < blocks; ++b) {
+        const __m256i y = load32(a + b * kQ8_0Bytes + kQ8_0Quants);
+        for (int k = 0; k < kRowGroup; ++k) {
+            const uint8_t* x = rows + k * rowBytes + b * BlockBytes;
+            const __m256i lanes = signedLanes(quants(x), y);
+            sums[k] = _mm256_fmadd_ps(_mm256_set1_ps(halfAt(x) * activationScales[b]),
+                                      _mm256_cvtepi32_ps(lanes), sums[k]);
+        }
+    }
+    for (int k = 0; k < kRowGroup; ++k)
+        out[k] = fold(sums[k]);
+}
+
+// Q4_0: each row's one float, as dotQ4_0; the four rows' integer block sums come out of one
+// transposing reduction and take one four-wide multiply-add.
+void q4_0RowGroup(const uint8_t* rows, size_t rowBytes, int64_t blocks, const uint8_t* a,
+                  const float* activationScales, float* out) {
+    __m128 sums = _mm_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b) {
+        const __m256i y = load32(a + b * kQ8_0Bytes + kQ8_0Quants);
+        __m256i lanes[kRowGroup];
+        float scales[kRowGroup];
+        for (int k = 0; k < kRowGroup; ++k) {
+            const uint8_t* x = rows + k * rowBytes + b * sizeof(BlockQ4_0);
+            const __m256i q =
+                _mm256_sub_epi8(nibbles(x + offsetof(BlockQ4_0, qs)), _mm256_set1_epi8(8));
+            lanes[k] = signedLanes(q, y);
+            scales[k] = halfAt(x) * activationScales[b];
+        }
+        // {row 0, row 1, row 2, row 3} integer sums: exact in any order
+        const __m256i pairs01 = _mm256_hadd_epi32(lanes[0], lanes[1]);
+        const __m256i pairs23 = _mm256_hadd_epi32(lanes[2], lanes[3]);
+        const __m256i quads = _mm256_hadd_epi32(pairs01, pairs23);
+        const __m128i isums =
+            _mm_add_epi32(_mm256_castsi256_si128(quads), _mm256_extracti128_si256(quads, 1));
+        sums = _mm_fmadd_ps(_mm_cvtepi32_ps(isums), _mm_loadu_ps(scales), sums);
+    }
+    _mm_storeu_ps(out, sums);
+}
+
+// Rows [rowBegin, rowEnd) of a Q8_0-activation type: groups of four, the rest one by one.
+template <DotKernel Single, typename Group>
+void q8_0Rows(const uint8_t* rows, size_t rowBytes, int64_t blocks, const void* activations,
+              float* out, int64_t rowBegin, int64_t rowEnd, Group group) {
+    int64_t r = rowBegin;
+    if (blocks <= kMaxGroupedBlocks) {
+        float activationScales[kMaxGroupedBlocks];
+        for (int64_t b = 0; b < blocks; ++b)
+            activationScales[b] = halfAt(bytesOf(activations) + b * kQ8_0Bytes);
+        for (; r + kRowGroup <= rowEnd; r += kRowGroup)
+            group(rows + static_cast<size_t>(r) * rowBytes, rowBytes, blocks, bytesOf(activations),
+                  activationScales, out + r);
+    }
+    dotRows<Single>(rows, rowBytes, blocks, activations, out, r, rowEnd);
+}
+
 DotKernel dotKernel(GgmlType weightType) {
     switch (weightType) {
     case GgmlType::Q8_0:
@@ -236,11 +310,16 @@ void quantRows(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
                const void* activations, float* out, int64_t rowBegin, int64_t rowEnd) {
     switch (type) {
     case GgmlType::Q8_0:
-        return dotRows<dotQ8_0>(rows, rowBytes, blocks, activations, out, rowBegin, rowEnd);
+        return q8_0Rows<dotQ8_0>(
+            rows, rowBytes, blocks, activations, out, rowBegin, rowEnd,
+            [](auto... args) { q8_0RowGroup<kQ8_0Bytes>(args..., q8_0Quants); });
     case GgmlType::Q5_0:
-        return dotRows<dotQ5_0>(rows, rowBytes, blocks, activations, out, rowBegin, rowEnd);
+        return q8_0Rows<dotQ5_0>(
+            rows, rowBytes, blocks, activations, out, rowBegin, rowEnd,
+            [](auto... args) { q8_0RowGroup<sizeof(BlockQ5_0)>(args..., q5_0Quants); });
     case GgmlType::Q4_0:
-        return dotRows<dotQ4_0>(rows, rowBytes, blocks, activations, out, rowBegin, rowEnd);
+        return q8_0Rows<dotQ4_0>(rows, rowBytes, blocks, activations, out, rowBegin, rowEnd,
+                                 q4_0RowGroup);
     case GgmlType::Q4_K:
         return dotRows<dotQ4_K>(rows, rowBytes, blocks, activations, out, rowBegin, rowEnd);
     case GgmlType::Q6_K:
@@ -254,7 +333,7 @@ void quantRows(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
 
 #endif
 
-#include "model/kernel_isa_end.h"
+#include "model/kernels/kernel_isa_end.h"
 
 // After fillDotKernels: the types above take these kernels, the others keep the generic ones.
 void fillIntrinsicDotKernels(KernelTable& table) {

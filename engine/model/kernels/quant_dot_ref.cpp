@@ -2,7 +2,7 @@
 // f32 without SIMD) step for step: the same integer partial sums, the same float products and
 // additions in the same order. The K-quant kernels keep ggml's eight lanes (value i of a
 // super-block feeds lane i % 8 in int32, then each lane is scaled and summed in float).
-#include "model/quant_dot_kernels.h"
+#include "model/kernels/quant_dot_kernels.h"
 
 #include "gguf/quant_blocks.h"
 

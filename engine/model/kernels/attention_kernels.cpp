@@ -1,19 +1,19 @@
-// A kernel source (model/kernel_isa_begin.h): attention's dot products over the kept slots,
+// A kernel source (model/kernels/kernel_isa_begin.h): attention's dot products over the kept slots,
 // compiled once per instruction-set level. Each dot is summed exactly as ggml::laneDot16 sums it
 // (lane j takes the products i = j mod 16 in increasing i with fused multiply-adds, then the
 // lanes fold halves first), but sixteen dots run side by side: lanes[j][e] is lane j of the
 // e-th dot, so the multiply-adds and the folds work on sixteen dots per instruction.
-#include "model/kernel_table.h"
+#include "model/kernels/kernel_table.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 
-#include "model/kernel_isa_begin.h"
+#include "model/kernels/kernel_isa_begin.h"
 
 // After the region opens: compiled for its level.
-#include "model/ggml_lanes.h"
+#include "model/kernels/ggml_lanes.h"
 
 namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
 
@@ -114,7 +114,7 @@ void attentionValues(const AttentionShape& shape, const float* weights, const fl
 
 } // namespace
 
-#include "model/kernel_isa_end.h"
+#include "model/kernels/kernel_isa_end.h"
 
 void fillAttentionKernels(KernelTable& table) {
     table.attentionScores = attentionScores;

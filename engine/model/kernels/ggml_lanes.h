@@ -1,10 +1,10 @@
-// ggml's lane folds, lane dot and vector exp (model/ggml_float.h says what each computes) as
-// inline functions of the instruction-set level being compiled, for the kernel sources: include
-// it after model/kernel_isa_begin.h, so that every copy is compiled for its own level.
+// ggml's lane folds, lane dot and vector exp (model/kernels/ggml_float.h says what each computes)
+// as inline functions of the instruction-set level being compiled, for the kernel sources: include
+// it after model/kernels/kernel_isa_begin.h, so that every copy is compiled for its own level.
 #pragma once
 
 #ifndef SINKSCOPE_ISA_NAMESPACE
-#error "include model/ggml_lanes.h after model/kernel_isa_begin.h"
+#error "include model/kernels/ggml_lanes.h after model/kernels/kernel_isa_begin.h"
 #endif
 
 #include <bit>

@@ -1,7 +1,7 @@
 // The x86-64 instruction-set levels the forward pass's hot kernels are compiled for, and the one
 // this CPU runs. One binary runs everywhere: the level is chosen when the process first needs a
-// kernel, not when it is built. Every level computes the same bits (model/ggml_float.h fixes the
-// float order and the fused multiply-adds), so a level only changes speed.
+// kernel, not when it is built. Every level computes the same bits (model/kernels/ggml_float.h
+// fixes the float order and the fused multiply-adds), so a level only changes speed.
 #pragma once
 
 namespace sinkscope {
