@@ -17,7 +17,8 @@ using namespace sinkscope;
 
 namespace {
 
-// Heap allocations made by any thread while counting is on.
+// Heap allocations made by any thread while counting is on. Every plain and nothrow form of new
+// and delete is replaced (malloc and free), so that each pair matches.
 std::atomic<bool> g_counting = false;
 std::atomic<int64_t> g_allocations = 0;
 
@@ -34,6 +35,20 @@ void* operator new(std::size_t size) {
 }
 void* operator new[](std::size_t size) {
     return allocate(size);
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+    try {
+        return allocate(size);
+    } catch (const std::bad_alloc&) {
+        return nullptr;
+    }
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+    try {
+        return allocate(size);
+    } catch (const std::bad_alloc&) {
+        return nullptr;
+    }
 }
 void operator delete(void* p) noexcept {
     std::free(p);
