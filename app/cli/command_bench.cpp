@@ -1,9 +1,16 @@
-// bench: prefill and greedy decode speed on a fixed token stream, best of several repeats.
+// bench: prefill and greedy decode speed on a fixed token stream, best of several repeats, after
+// an optional depth of tokens already in the session (as llama-bench's -d).
 #include "cli_common.h"
 #include "commands.h"
 
+#include "gguf/ggml_types.h"
+#include "gguf/gguf.h"
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
 
 namespace sinkscope::cli {
 
@@ -33,9 +40,12 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// One pass: prefill the prompt from an empty cache, then generate `decodeTokens` greedily.
-BenchRates benchOnce(Session& session, std::span<const int32_t> prompt, int decodeTokens) {
+// One pass: feed `depth` tokens of the stream (not timed), prefill the prompt, then generate
+// `decodeTokens` greedily.
+BenchRates benchOnce(Session& session, std::span<const int32_t> depth,
+                     std::span<const int32_t> prompt, int decodeTokens) {
     session.reset();
+    session.prefill(depth);
     Sampler greedy(SamplerOptions{.greedy = true});
     const auto prefillStart = std::chrono::steady_clock::now();
     std::span<const float> logits = session.prefill(prompt);
@@ -52,28 +62,41 @@ BenchRates benchOnce(Session& session, std::span<const int32_t> prompt, int deco
 
 int benchCommand(CommandArgs args) {
     const ParsedArgs parsed = ParsedArgs::parse(
-        "bench", withSessionOptions({{"--model"}, {"-p"}, {"-n"}, {"--repeat"}}), args);
+        "bench", withSessionOptions({{"--model"}, {"-p"}, {"-n"}, {"--depth"}, {"--repeat"}}),
+        args);
     const std::string modelPath = parsed.required("--model");
     const int promptTokens = static_cast<int>(parsed.integer("-p", 128, 1, kMaxBenchTokens));
     const int decodeTokens = static_cast<int>(parsed.integer("-n", 128, 0, kMaxBenchTokens));
+    const int depthTokens = static_cast<int>(parsed.integer("--depth", 0, 0, kMaxBenchTokens));
     const int repeats = static_cast<int>(parsed.integer("--repeat", 3, 1, 1000));
     SessionOptions defaults;
     defaults.kvWindow = 0; // the budget window
     const SessionOptions options = sessionOptionsFromArgs(parsed, defaults);
 
     const std::unique_ptr<Model> model = loadModel(modelPath);
-    const std::vector<int32_t> prompt = benchPrompt(model->tokenizer(), promptTokens);
+    // The depth is the stream's start; the prompt continues it.
+    const std::vector<int32_t> stream = benchPrompt(model->tokenizer(), depthTokens + promptTokens);
+    const std::span<const int32_t> depth(stream.data(), static_cast<size_t>(depthTokens));
+    const std::span<const int32_t> prompt(stream.data() + depthTokens,
+                                          static_cast<size_t>(promptTokens));
     const std::unique_ptr<Session> session = openSession(*model, options);
     BenchRates best;
     for (int i = 0; i < repeats; ++i) {
-        const BenchRates rates = benchOnce(*session, prompt, decodeTokens);
+        const BenchRates rates = benchOnce(*session, depth, prompt, decodeTokens);
         best.prefill = std::max(best.prefill, rates.prefill);
         best.decode = std::max(best.decode, rates.decode);
     }
+    std::map<std::string, int> weightTypes; // tensors per type, as the file stores them
+    for (const GgufTensorInfo& tensor : model->file().tensors())
+        ++weightTypes[ggmlTypeName(tensor.type)];
     nlohmann::ordered_json report = {
         {"prefill_tokens_per_s", best.prefill},
         {"decode_tokens_per_s", best.decode},
         {"peak_rss_bytes", peakRssBytes()},
+        {"model_bytes", std::filesystem::file_size(modelPath)},
+        {"model_parameters", model->parameterCount()},
+        {"weight_types", weightTypes},
+        {"depth", depthTokens},
         {"n_prompt", prompt.size()},
         {"n_gen", decodeTokens},
         {"threads", options.threads},

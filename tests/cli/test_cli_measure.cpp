@@ -1,6 +1,7 @@
 // sinkscope-cli budget, tokenize, perplexity, bench, stream-ppl, soak vs the spec and llama.cpp.
 #include "cli_fixture.h"
 
+#include <QFileInfo>
 #include <QtTest>
 
 #include <cmath>
@@ -211,6 +212,20 @@ void TestCliMeasure::benchReportsSpeeds() {
     QCOMPARE(report["effective_window"].toInteger(), kSyntheticBudgetWindow);
     QCOMPARE(report["kv_bytes"].toInteger(),
              2 * kLayers * (1 + kSyntheticBudgetWindow) * rowBytes(kKvDim, 8));
+    QCOMPARE(report["depth"].toInt(), 0);
+    QCOMPARE(report["model_bytes"].toInteger(), QFileInfo(m_model).size());
+    QVERIFY(report["model_parameters"].toInteger() > 0);
+    QVERIFY(report["weight_types"].toObject()["F32"].toInt() > 0);
+
+    // At a depth past the window the cache is full and evicting: the same bytes, speeds measured.
+    QJsonObject deep;
+    QVERIFY(runJson({"bench", "--model", m_model, "-p", "4", "-n", "8", "--depth", "300",
+                     "--kv-window", "64", "--threads", "2", "--repeat", "1"},
+                    deep));
+    QCOMPARE(deep["depth"].toInt(), 300);
+    QCOMPARE(deep["threads"].toInt(), 2);
+    QCOMPARE(deep["effective_window"].toInteger(), 64);
+    QVERIFY(deep["decode_tokens_per_s"].toDouble() > 0);
 }
 
 QStringList TestCliMeasure::streamPplArgs() const {
