@@ -81,11 +81,19 @@ QWidget* SettingsPanel::createModelGroup() {
     m_openModel->setObjectName(QStringLiteral("openModelButton"));
     connect(m_openModel, &QPushButton::clicked, this, &SettingsPanel::openModelRequested);
 
+    m_threads = committingSpin<QSpinBox>(group, "threads");
+    m_threads->setRange(1, kMaxThreads);
+    m_threads->setToolTip(tr("Threads that split each matrix product (%1 cores here). Every "
+                             "count gives the same tokens; changing it keeps the session.")
+                              .arg(defaultThreadCount()));
+    connect(m_threads, &QSpinBox::valueChanged, this, &SettingsPanel::emitEngineSettings);
+
     auto* form = new QFormLayout(group);
     form->addRow(m_modelName);
     form->addRow(m_modelFile);
     form->addRow(m_openModel);
     form->setAlignment(m_openModel, Qt::AlignLeft);
+    form->addRow(tr("Threads"), m_threads);
     return group;
 }
 
@@ -179,15 +187,8 @@ QWidget* SettingsPanel::createGenerationGroup() {
     m_calls->setToolTip(
         tr("Calls are decoded under the pinned tools' grammar: always well-formed."));
 
-    m_threads = committingSpin<QSpinBox>(group, "threads");
-    m_threads->setRange(1, kMaxThreads);
-    m_threads->setToolTip(tr("Threads that split each matrix product (%1 cores here). Every "
-                             "count gives the same tokens; changing it keeps the session.")
-                              .arg(defaultThreadCount()));
-
     QFormLayout* form = valueForm(group);
     form->addRow(tr("Max new tokens"), m_maxNewTokens);
-    form->addRow(tr("Threads"), m_threads);
     form->addRow(tr("Tool calls"), m_calls);
     form->addRow(m_stopAtNewline);
     form->addRow(m_ignoreEos);
@@ -196,7 +197,6 @@ QWidget* SettingsPanel::createGenerationGroup() {
     connect(m_stopAtNewline, &QCheckBox::toggled, this, &SettingsPanel::emitLimits);
     connect(m_ignoreEos, &QCheckBox::toggled, this, &SettingsPanel::emitLimits);
     connect(m_calls, &QComboBox::activated, this, &SettingsPanel::emitLimits);
-    connect(m_threads, &QSpinBox::valueChanged, this, &SettingsPanel::emitEngineSettings);
     return group;
 }
 
