@@ -5,6 +5,7 @@
 #include "gguf/gguf.h"
 #include "model/model.h"
 #include "model/synthetic.h"
+#include "synthetic_model_support.h"
 #include "tools/tool_preset.h"
 
 #include <QDir>
@@ -32,15 +33,6 @@ inline SyntheticSpec smallSpec(bool needleMarkers) {
     spec.nFf = 64;
     if (needleMarkers) spec.extraSpecialTokens = kNeedleMarkers;
     return spec;
-}
-
-inline std::unique_ptr<Model> modelFromSpec(const SyntheticSpec& spec) {
-    std::string error;
-    auto file = GgufFile::fromBytes(syntheticModelBytes(spec), error, "synthetic");
-    if (!file) qFatal("synthetic model: %s", error.c_str());
-    auto model = Model::fromGguf(std::move(file), error);
-    if (!model) qFatal("synthetic model: %s", error.c_str());
-    return model;
 }
 
 // The presets shipped in resources/presets, parsed (a test fails on one that does not parse).

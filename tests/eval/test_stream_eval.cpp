@@ -2,11 +2,13 @@
 // the same tokens, and part ways at the first position where it does not; the CSV holds every
 // evaluated position; a run stops when asked. On stories260K, dense scoring agrees with the
 // llama-perplexity figure computed by chunkedPerplexity.
-#include "gguf/gguf.h"
 #include "eval/perplexity.h"
 #include "eval/stream_eval.h"
+#include "gguf/gguf.h"
 #include "model/synthetic.h"
 #include "test_support.h"
+
+#include "synthetic_model_support.h"
 
 #include <QtTest>
 
@@ -20,15 +22,6 @@
 using namespace sinkscope;
 
 namespace {
-
-std::unique_ptr<Model> syntheticModel(const SyntheticSpec& spec = {}) {
-    std::string error;
-    auto file = GgufFile::fromBytes(syntheticModelBytes(spec), error, "synthetic");
-    if (!file) qFatal("synthetic model: %s", error.c_str());
-    auto model = Model::fromGguf(std::move(file), error);
-    if (!model) qFatal("synthetic model: %s", error.c_str());
-    return model;
-}
 
 // BOS, then a fixed pseudo-random walk over the non-control ids.
 std::vector<int32_t> streamOf(const Model& model, int length) {
@@ -69,7 +62,7 @@ std::vector<int32_t> storiesEvalTokens(const Model& model) {
 
 class TestStreamEval : public QObject {
     Q_OBJECT
-    std::unique_ptr<Model> m_model = syntheticModel();
+    std::unique_ptr<Model> m_model = test::modelFromSpec();
 
 private slots:
     void parsesPolicies_data();

@@ -5,6 +5,8 @@
 #include "model/synthetic.h"
 #include "session/session.h"
 
+#include "synthetic_model_support.h"
+
 #include <QtTest>
 
 #include <atomic>
@@ -65,19 +67,15 @@ void operator delete[](void* p, std::size_t) noexcept {
 
 namespace {
 
+// 256 wide: a K-quant row is whole 256-value super-blocks.
 std::unique_ptr<Model> syntheticModel(GgmlType type) {
     SyntheticSpec spec;
-    spec.nEmbd = 256; // a K-quant row is whole 256-value super-blocks
+    spec.nEmbd = 256;
     spec.nFf = 512;
     spec.nHead = 8;
     spec.nHeadKv = 2;
     spec.weightType = type;
-    std::string error;
-    auto file = GgufFile::fromBytes(syntheticModelBytes(spec), error, "synthetic");
-    if (!file) qFatal("synthetic model: %s", error.c_str());
-    auto model = Model::fromGguf(std::move(file), error);
-    if (!model) qFatal("synthetic model: %s", error.c_str());
-    return model;
+    return test::modelFromSpec(spec);
 }
 
 int32_t nextToken(std::span<const float> logits) {

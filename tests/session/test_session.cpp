@@ -5,6 +5,8 @@
 #include "model/synthetic.h"
 #include "session/session.h"
 
+#include "synthetic_model_support.h"
+
 #include <QtTest>
 
 #include <cmath>
@@ -14,15 +16,6 @@
 using namespace sinkscope;
 
 namespace {
-
-std::unique_ptr<Model> syntheticModel(const SyntheticSpec& spec = {}) {
-    std::string error;
-    auto file = GgufFile::fromBytes(syntheticModelBytes(spec), error, "synthetic");
-    if (!file) qFatal("synthetic model: %s", error.c_str());
-    auto model = Model::fromGguf(std::move(file), error);
-    if (!model) qFatal("synthetic model: %s", error.c_str());
-    return model;
-}
 
 std::vector<int32_t> promptOf(const Model& model, int length) {
     std::vector<int32_t> ids{model.tokenizer().bos()};
@@ -42,7 +35,7 @@ float maxAbsDifference(std::span<const float> a, std::span<const float> b) {
 
 class TestSession : public QObject {
     Q_OBJECT
-    std::unique_ptr<Model> m_model = syntheticModel();
+    std::unique_ptr<Model> m_model = test::modelFromSpec();
 
 private slots:
     void invariantsHoldAtEveryStep_data() {
