@@ -8,7 +8,9 @@
 // neighbours (signed weights go through _mm256_sign_epi8 first), _mm256_madd_epi16 then adds
 // neighbouring pairs, by 1 or by the sub-block's scale, which leaves lane l = the products of
 // values 4l..4l+3. No sum saturates: |activation| <= 127 (model/quant_dot.cpp quantizes a finite
-// value into [-127, 127]).
+// value into [-127, 127]). A NaN activation quantizes to -128, which _mm256_sign_epi8 cannot
+// negate: against a -128 weight the product's sign then differs from the portable kernel's, as
+// ggml's AVX2 kernel differs from its C one; logits from NaN activations mean nothing either way.
 #include "gguf/ggml_types.h"
 #include "gguf/quant_blocks.h"
 #include "model/kernels/kernel_table.h"
