@@ -83,6 +83,7 @@ QWidget* SettingsPanel::createModelGroup() {
 
     m_threads = committingSpin<QSpinBox>(group, "threads");
     m_threads->setRange(1, kMaxThreads);
+    m_threads->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed); // not the row's width
     m_threads->setToolTip(tr("Threads that split each matrix product (%1 cores here). Every "
                              "count gives the same tokens; changing it keeps the session.")
                               .arg(defaultThreadCount()));
