@@ -177,6 +177,10 @@ void TestNeedleNano::evalSuitesKeepTheirFigures() {
                         kData + QStringLiteral("/tools-eval/") + suite + QStringLiteral(".jsonl"),
                         "--sinks",
                         sinks,
+                        // one thread: the figures are the same for any count, and CTest runs
+                        // suites side by side on two cores
+                        "--threads",
+                        "1",
                         "--json"};
     if (!kWholeSuites)
         args << "--limit"
