@@ -50,6 +50,22 @@ void matvec(const Matrix& w, const float* x, float* out, ThreadPool* pool) {
     quantMatvec(w.type, w.quantized, w.rows, w.cols, x, out, activations, pool);
 }
 
+void matmat(const Matrix& w, const float* x, int tokens, float* out, ThreadPool* pool) {
+    if (w.data) {
+        const auto rows = [&](int64_t begin, int64_t end) {
+            kernels().gemmF32(w.data, w.cols, x, tokens, out, static_cast<size_t>(w.rows), begin,
+                              end);
+        };
+        if (pool)
+            pool->forRanges(w.rows, 4, rows, int64_t{w.rows} * w.cols * tokens);
+        else
+            rows(0, w.rows);
+        return;
+    }
+    thread_local std::vector<std::byte> activations; // [tokens][activation row bytes]
+    quantMatmat(w.type, w.quantized, w.rows, w.cols, x, tokens, out, activations, pool);
+}
+
 void matrixRow(const Matrix& w, int row, float* out) {
     if (w.data)
         std::copy_n(w.data + static_cast<size_t>(row) * w.cols, w.cols, out);

@@ -20,6 +20,9 @@ inline void axpy(float a, const float* x, float* y, int n) {
 // the type's activation blocks, integer dots per block: model/quant_dot.h). With a pool, the rows
 // are split among its threads; every row's result is the same either way.
 void matvec(const Matrix& w, const float* x, float* out, ThreadPool* pool = nullptr);
+// The product for a block of tokens: out[t][rows] = W . x[t] for t in [0, tokens), x
+// [tokens][cols], out [tokens][rows]; each token's result is matvec's, bit for bit.
+void matmat(const Matrix& w, const float* x, int tokens, float* out, ThreadPool* pool = nullptr);
 // out[cols] = row `row` of W, as f32 (an embedding lookup)
 void matrixRow(const Matrix& w, int row, float* out);
 // out[n] = x[n] / sqrt(mean(x^2) + eps) * weight[n]

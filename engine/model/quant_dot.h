@@ -47,6 +47,13 @@ float quantDot(GgmlType weightType, const void* weightRow, const void* activatio
 void quantMatvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
                  float* out, std::vector<std::byte>& scratch, ThreadPool* pool = nullptr);
 
+// The same product for a block of tokens (batched prefill): out[t][rows] = W . x[t] for t in
+// [0, tokens), x [tokens][cols], out [tokens][rows]. Each result is quantMatvec's for that token,
+// bit for bit; the weights are read once per block of rows rather than once per token.
+void quantMatmat(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
+                 int tokens, float* out, std::vector<std::byte>& scratch,
+                 ThreadPool* pool = nullptr);
+
 namespace ref {
 float quantDot(GgmlType weightType, const void* weightRow, const void* activationRow, int64_t n);
 } // namespace ref

@@ -1,149 +1,93 @@
 #include "model/transformer.h"
 
-#include "memory/mask.h"
 #include "model/kernels/ggml_float.h"
-#include "model/kernels/kernel_table.h"
 #include "model/ops.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 namespace sinkscope {
 
+namespace {
+
+size_t queryWidth(const ModelConfig& c) {
+    return static_cast<size_t>(c.nHead) * c.headDim;
+}
+
+} // namespace
+
 RunState::RunState(const ModelConfig& c, int slotCount, int threads)
-    : pool(threads), x(c.nEmbd), xn(c.nEmbd), q(static_cast<size_t>(c.nHead) * c.headDim),
-      qRaw(static_cast<size_t>(c.nHead) * c.headDim), qRotated(c.headDim), k(c.kvDim()),
-      v(c.kvDim()), attnOut(static_cast<size_t>(c.nHead) * c.headDim), gate(c.nFf), up(c.nFf),
-      blockOut(c.nEmbd), columns(static_cast<size_t>(slotCount) * c.kvDim()),
-      scores(static_cast<size_t>(c.nHead) * slotCount), keptProbe(slotCount), probe(slotCount),
-      logits(c.nVocab), ropeCos(c.headDim / 2), ropeSin(c.headDim / 2), foldCos(c.headDim / 2),
-      foldSin(c.headDim / 2), keyRow(c.kvDim()) {
+    : pool(threads), attention(c, slotCount), x(c.nEmbd), xn(c.nEmbd), q(queryWidth(c)),
+      qRaw(queryWidth(c)), k(c.kvDim()), v(c.kvDim()), attnOut(queryWidth(c)), gate(c.nFf),
+      up(c.nFf), blockOut(c.nEmbd), keptProbe(slotCount), probe(slotCount), logits(c.nVocab),
+      ropeCos(c.headDim / 2), ropeSin(c.headDim / 2) {
     keptSlots.reserve(slotCount);
+}
+
+void ChunkActivations::reserve(const ModelConfig& c, int tokens) {
+    if (tokens <= capacity) return;
+    capacity = tokens;
+    const auto rows = static_cast<size_t>(tokens);
+    for (auto* buffer : {&x, &xn, &blockOut})
+        buffer->resize(rows * c.nEmbd);
+    for (auto* buffer : {&q, &qRaw, &attnOut})
+        buffer->resize(rows * queryWidth(c));
+    for (auto* buffer : {&k, &v})
+        buffer->resize(rows * c.kvDim());
+    for (auto* buffer : {&gate, &up})
+        buffer->resize(rows * c.nFf);
+    for (auto* buffer : {&ropeCos, &ropeSin})
+        buffer->resize(rows * (c.headDim / 2));
+}
+
+void PrefillChunk::clear() {
+    m_tokens.clear();
+    m_places.clear();
+    m_sinksUsed.clear();
+    m_keptBegin.assign(1, 0);
+    m_kept.clear();
+}
+
+void PrefillChunk::add(const KvCache& cache, int32_t token, const QueryPlacement& where) {
+    if (m_keptBegin.empty()) m_keptBegin.push_back(0);
+    m_tokens.push_back(token);
+    m_places.push_back(where);
+    m_sinksUsed.push_back(cache.sinksUsed());
+    collectKeptSlots(cache, where.position, m_kept);
+    m_keptBegin.push_back(static_cast<int>(m_kept.size()));
+}
+
+AttentionQuery PrefillChunk::query(int t, float* q, const float* qRaw, float* out, bool probed) {
+    const auto begin = static_cast<size_t>(m_keptBegin[t]);
+    const auto count = static_cast<size_t>(m_keptBegin[t + 1] - m_keptBegin[t]);
+    m_keptProbe.resize(m_kept.size());
+    float* keptProbe = nullptr;
+    if (probed) {
+        keptProbe = m_keptProbe.data() + begin;
+        std::fill_n(keptProbe, count, 0.0f);
+    }
+    return AttentionQuery{
+        m_places[t], std::span(m_kept).subspan(begin, count), m_sinksUsed[t], q, qRaw, out,
+        keptProbe};
+}
+
+void PrefillChunk::scatterProbe(int t, std::span<float> probe) const {
+    std::fill(probe.begin(), probe.end(), 0.0f);
+    for (int i = m_keptBegin[t]; i < m_keptBegin[t + 1]; ++i)
+        probe[m_kept[i]] = m_keptProbe[i];
 }
 
 namespace {
 
-// The slots the query at `position` may read: exactly those keep() admits. Only occupied slots
-// are visited: the sinks in use, then the part of the ring written so far.
-void collectKeptSlots(const KvCache& cache, int64_t position, RunState& s) {
-    s.keptSlots.clear();
-    const KvCacheShape& shape = cache.shape();
-    const auto& slots = cache.slotInfos();
-    const auto admit = [&](int i) {
-        const SlotInfo& slot = slots[i];
-        if (keep(position, slot.position, shape.window, slot.kind == SlotKind::Sink))
-            s.keptSlots.push_back(i);
-    };
-    for (int i = 0; i < cache.sinksUsed(); ++i)
-        admit(i);
-    const int ringUsed = static_cast<int>(std::min<int64_t>(cache.ringWrites(), shape.window));
-    for (int i = shape.sinkSlots; i < shape.sinkSlots + ringUsed; ++i)
-        admit(i);
-}
-
-// Streaming positions (section 5): sink j of S is scored at distance min(q - p_j, W + S - 1 - j).
-// The kept sinks whose distance folds are scored again with the query rotated to
-// p_j + W + S - 1 - j (stored keys are never re-rotated). Sinks occupy slots [0, S) in order, so
-// slot j is sink j.
-void rescoreFoldedSinks(const Model& model, const KvCache& cache, RunState& s, int layer,
-                        int64_t position, bool halfPrecision) {
-    const ModelConfig& c = model.config();
-    const int kept = static_cast<int>(s.keptSlots.size());
-    const int groupSize = c.nHead / c.nHeadKv;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
-    for (int i = 0; i < kept && s.keptSlots[i] < cache.sinksUsed(); ++i) {
-        const int sink = s.keptSlots[i];
-        const int64_t folded = cache.shape().window + cache.sinksUsed() - 1 - sink;
-        const int64_t sinkPosition = cache.slotInfos()[sink].position;
-        if (position - sinkPosition <= folded) continue;
-        cache.readK(layer, sink, s.keyRow.data());
-        ropeAngles(c.headDim, sinkPosition + folded, c.ropeBase, model.weights().ropeFreqs,
-                   s.foldCos.data(), s.foldSin.data());
-        for (int h = 0; h < c.nHead; ++h) {
-            std::copy_n(s.qRaw.data() + static_cast<size_t>(h) * c.headDim, c.headDim,
-                        s.qRotated.data());
-            applyRope(s.qRotated.data(), 1, c.headDim, c.rope, s.foldCos.data(), s.foldSin.data());
-            if (halfPrecision) roundToHalf(s.qRotated.data(), s.qRotated.size());
-            const float* key = s.keyRow.data() + static_cast<size_t>(h / groupSize) * c.headDim;
-            s.scores[static_cast<size_t>(h) * kept + i] =
-                ggml::laneDot16(s.qRotated.data(), key, c.headDim) * scale;
-        }
-    }
-}
-
-// Attention of every head over the kept slots; leaves the result in s.attnOut. The heads are
-// split among the pool's threads.
-void attend(const Model& model, const KvCache& cache, RunState& s, int layer,
-            const QueryPlacement& where, const AttentionProbe& probe) {
-    const ModelConfig& c = model.config();
-    const KernelTable& kernel = kernels();
-    const int kept = static_cast<int>(s.keptSlots.size());
-    const AttentionShape shape{kept, c.headDim, c.nHead / c.nHeadKv, c.kvDim()};
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
-    // With an f16 cache, attention follows ggml's f16 path (llama.cpp's default cache type): the
-    // query is rounded to f16 for the K dot products and the softmax weights for the V sum.
-    const bool halfPrecision = cache.shape().kvBits == 16;
-    if (halfPrecision) roundToHalf(s.q.data(), s.q.size());
-
-    // scores[h][i] = (q_h . K[i]) * scale, with the kept keys as columns: [kv_dim][kept]. The
-    // dots and the softmax run in llama.cpp's float order (model/kernels/ggml_float.h).
-    cache.gatherK(layer, s.keptSlots, s.columns.data());
-    const int64_t work = int64_t{kept} * c.nHead * c.headDim;
-    s.pool->forRanges(
-        c.nHead, 1,
-        [&](int64_t begin, int64_t end) {
-            kernel.attentionScores(shape, s.q.data(), s.columns.data(), scale, s.scores.data(),
-                                   static_cast<int>(begin), static_cast<int>(end));
-        },
-        work);
-    if (where.streaming) rescoreFoldedSinks(model, cache, s, layer, where.position, halfPrecision);
-
-    // out[h][d] = weights_h . V[:, d], with the kept values as rows: [kept][kv_dim]
-    const auto kvDim = static_cast<size_t>(c.kvDim());
-    for (int i = 0; i < kept; ++i)
-        cache.readV(layer, s.keptSlots[i], s.columns.data() + static_cast<size_t>(i) * kvDim);
-    s.pool->forRanges(
-        c.nHead, 1,
-        [&](int64_t begin, int64_t end) {
-            float* weights = s.scores.data() + static_cast<size_t>(begin) * kept;
-            for (int64_t h = begin; h < end; ++h)
-                kernel.softmaxRow(weights + static_cast<size_t>(h - begin) * kept, kept);
-            if (halfPrecision) roundToHalf(weights, static_cast<size_t>(end - begin) * kept);
-            kernel.attentionValues(shape, s.scores.data(), s.columns.data(), s.attnOut.data(),
-                                   static_cast<int>(begin), static_cast<int>(end));
-        },
-        work);
-
-    // The probed heads' weights add up in kept order (contiguous); forward() scatters the sum
-    // to physical slots once per token.
-    if (probe.enabled && (probe.layer < 0 || probe.layer == layer)) {
-        const int layersProbed = probe.layer < 0 ? c.nLayer : 1;
-        const int headsProbed = probe.head < 0 ? c.nHead : 1;
-        const float share = 1.0f / static_cast<float>(layersProbed * headsProbed);
-        for (int h = 0; h < c.nHead; ++h) {
-            if (probe.head >= 0 && probe.head != h) continue;
-            axpy(share, s.scores.data() + static_cast<size_t>(h) * kept, s.keptProbe.data(), kept);
-        }
-    }
-}
-
-void feedForward(const LayerWeights& w, RunState& s, int nFf) {
-    matvec(w.wGate, s.xn.data(), s.gate.data(), s.pool.get());
-    matvec(w.wUp, s.xn.data(), s.up.data(), s.pool.get());
-    ggml::swiglu(s.gate.data(), s.up.data(), nFf);
-    matvec(w.wDown, s.gate.data(), s.blockOut.data(), s.pool.get());
-}
-
-void addInPlace(std::vector<float>& x, const std::vector<float>& delta) {
-    for (size_t i = 0; i < x.size(); ++i)
+void addInPlace(float* x, const float* delta, size_t n) {
+    for (size_t i = 0; i < n; ++i)
         x[i] += delta[i];
 }
 
 // y[n] += bias[n], when there is a bias
-void addBias(std::vector<float>& y, const float* bias) {
+void addBias(float* y, const float* bias, int n) {
     if (!bias) return;
-    for (size_t i = 0; i < y.size(); ++i)
+    for (int i = 0; i < n; ++i)
         y[i] += bias[i];
 }
 
@@ -157,21 +101,35 @@ void normalizeHeads(float* vec, int heads, int headDim, const float* weight, flo
     }
 }
 
-// q, k, v of one token: projections, biases, the per-head norm, then RoPE (q keeps an unrotated
-// copy in qRaw for streaming positions).
-void projectQkv(const ModelConfig& c, const LayerWeights& lw, RunState& s,
-                const QueryPlacement& where) {
-    matvec(lw.wq, s.xn.data(), s.q.data(), s.pool.get());
-    matvec(lw.wk, s.xn.data(), s.k.data(), s.pool.get());
-    matvec(lw.wv, s.xn.data(), s.v.data(), s.pool.get());
-    addBias(s.q, lw.bq);
-    addBias(s.k, lw.bk);
-    addBias(s.v, lw.bv);
-    normalizeHeads(s.q.data(), c.nHead, c.headDim, lw.qNorm, c.rmsEps);
-    normalizeHeads(s.k.data(), c.nHeadKv, c.headDim, lw.kNorm, c.rmsEps);
-    if (where.streaming) s.qRaw = s.q;
-    applyRope(s.q.data(), c.nHead, c.headDim, c.rope, s.ropeCos.data(), s.ropeSin.data());
-    applyRope(s.k.data(), c.nHeadKv, c.headDim, c.rope, s.ropeCos.data(), s.ropeSin.data());
+// One token's q, k, v after their projections: biases, the per-head norm, then RoPE (q keeps an
+// unrotated copy in qRaw, when given, for streaming positions).
+void finishQkv(const ModelConfig& c, const LayerWeights& lw, float* q, float* k, float* v,
+               float* qRaw, const float* cosines, const float* sines) {
+    addBias(q, lw.bq, static_cast<int>(queryWidth(c)));
+    addBias(k, lw.bk, c.kvDim());
+    addBias(v, lw.bv, c.kvDim());
+    normalizeHeads(q, c.nHead, c.headDim, lw.qNorm, c.rmsEps);
+    normalizeHeads(k, c.nHeadKv, c.headDim, lw.kNorm, c.rmsEps);
+    if (qRaw) std::copy_n(q, queryWidth(c), qRaw);
+    applyRope(q, c.nHead, c.headDim, c.rope, cosines, sines);
+    applyRope(k, c.nHeadKv, c.headDim, c.rope, cosines, sines);
+}
+
+void normalizeRows(const float* x, const float* weight, int tokens, const ModelConfig& c,
+                   float* out) {
+    for (int t = 0; t < tokens; ++t) {
+        const size_t row = static_cast<size_t>(t) * c.nEmbd;
+        rmsNorm(x + row, weight, c.nEmbd, c.rmsEps, out + row);
+    }
+}
+
+// Logits of the normalised final stream x[n_embd] into s.logits.
+void outputLogits(const Model& model, const float* x, RunState& s) {
+    const ModelConfig& c = model.config();
+    const ModelWeights& w = model.weights();
+    rmsNorm(x, w.outputNorm, c.nEmbd, c.rmsEps, s.xn.data());
+    matvec(w.output, s.xn.data(), s.logits.data(), s.pool.get());
+    addBias(s.logits.data(), w.outputBias, c.nVocab);
 }
 
 } // namespace
@@ -180,35 +138,107 @@ void forward(const Model& model, KvCache& cache, RunState& s, int32_t token,
              const QueryPlacement& where, const AttentionProbe& probe) {
     const ModelConfig& c = model.config();
     const ModelWeights& w = model.weights();
+    ThreadPool* pool = s.pool.get();
     matrixRow(w.tokenEmbedding, token, s.x.data());
     ropeAngles(c.headDim, where.position, c.ropeBase, w.ropeFreqs, s.ropeCos.data(),
                s.ropeSin.data());
-    collectKeptSlots(cache, where.position, s);
+    s.keptSlots.clear();
+    collectKeptSlots(cache, where.position, s.keptSlots);
     if (probe.enabled) std::fill_n(s.keptProbe.begin(), s.keptSlots.size(), 0.0f);
+    const AttentionQuery query{where,
+                               s.keptSlots,
+                               cache.sinksUsed(),
+                               s.q.data(),
+                               s.qRaw.data(),
+                               s.attnOut.data(),
+                               probe.enabled ? s.keptProbe.data() : nullptr};
 
     for (int layer = 0; layer < c.nLayer; ++layer) {
         const LayerWeights& lw = w.layers[layer];
         // attention block: norm -> q,k,v -> rope -> cache -> attend -> output projection
         rmsNorm(s.x.data(), lw.attnNorm, c.nEmbd, c.rmsEps, s.xn.data());
-        projectQkv(c, lw, s, where);
+        matvec(lw.wq, s.xn.data(), s.q.data(), pool);
+        matvec(lw.wk, s.xn.data(), s.k.data(), pool);
+        matvec(lw.wv, s.xn.data(), s.v.data(), pool);
+        finishQkv(c, lw, s.q.data(), s.k.data(), s.v.data(),
+                  where.streaming ? s.qRaw.data() : nullptr, s.ropeCos.data(), s.ropeSin.data());
         cache.writeK(layer, where.slot, s.k.data());
         cache.writeV(layer, where.slot, s.v.data());
-        attend(model, cache, s, layer, where, probe);
-        matvec(lw.wo, s.attnOut.data(), s.blockOut.data(), s.pool.get());
-        addInPlace(s.x, s.blockOut);
+        attend(model, cache, s.attention, pool, layer, query, probe);
+        matvec(lw.wo, s.attnOut.data(), s.blockOut.data(), pool);
+        addInPlace(s.x.data(), s.blockOut.data(), s.x.size());
         // feed-forward block: norm -> SwiGLU -> residual
         rmsNorm(s.x.data(), lw.ffnNorm, c.nEmbd, c.rmsEps, s.xn.data());
-        feedForward(lw, s, c.nFf);
-        addInPlace(s.x, s.blockOut);
+        matvec(lw.wGate, s.xn.data(), s.gate.data(), pool);
+        matvec(lw.wUp, s.xn.data(), s.up.data(), pool);
+        ggml::swiglu(s.gate.data(), s.up.data(), c.nFf);
+        matvec(lw.wDown, s.gate.data(), s.blockOut.data(), pool);
+        addInPlace(s.x.data(), s.blockOut.data(), s.x.size());
     }
     if (probe.enabled) {
         std::fill(s.probe.begin(), s.probe.end(), 0.0f);
         for (size_t i = 0; i < s.keptSlots.size(); ++i)
             s.probe[s.keptSlots[i]] = s.keptProbe[i];
     }
-    rmsNorm(s.x.data(), w.outputNorm, c.nEmbd, c.rmsEps, s.xn.data());
-    matvec(w.output, s.xn.data(), s.logits.data(), s.pool.get());
-    addBias(s.logits, w.outputBias);
+    outputLogits(model, s.x.data(), s);
+}
+
+void forwardChunk(const Model& model, KvCache& cache, RunState& s, PrefillChunk& chunk,
+                  const AttentionProbe& probe) {
+    const ModelConfig& c = model.config();
+    const ModelWeights& w = model.weights();
+    const int tokens = chunk.size();
+    if (tokens == 0) return;
+    ThreadPool* pool = s.pool.get();
+    ChunkActivations& a = s.chunk;
+    a.reserve(c, tokens);
+    const size_t embd = c.nEmbd;
+    const size_t qWidth = queryWidth(c);
+    const auto kvDim = static_cast<size_t>(c.kvDim());
+    const size_t ff = c.nFf;
+    const size_t half = c.headDim / 2;
+    for (int t = 0; t < tokens; ++t) {
+        matrixRow(w.tokenEmbedding, chunk.token(t), a.x.data() + t * embd);
+        ropeAngles(c.headDim, chunk.place(t).position, c.ropeBase, w.ropeFreqs,
+                   a.ropeCos.data() + t * half, a.ropeSin.data() + t * half);
+    }
+    std::vector<AttentionQuery> queries;
+    queries.reserve(tokens);
+    for (int t = 0; t < tokens; ++t)
+        queries.push_back(chunk.query(t, a.q.data() + t * qWidth, a.qRaw.data() + t * qWidth,
+                                      a.attnOut.data() + t * qWidth, probe.enabled));
+
+    for (int layer = 0; layer < c.nLayer; ++layer) {
+        const LayerWeights& lw = w.layers[layer];
+        // attention block: the projections over the chunk, then each token's write and attention
+        normalizeRows(a.x.data(), lw.attnNorm, tokens, c, a.xn.data());
+        matmat(lw.wq, a.xn.data(), tokens, a.q.data(), pool);
+        matmat(lw.wk, a.xn.data(), tokens, a.k.data(), pool);
+        matmat(lw.wv, a.xn.data(), tokens, a.v.data(), pool);
+        for (int t = 0; t < tokens; ++t) {
+            const AttentionQuery& query = queries[t];
+            float* k = a.k.data() + t * kvDim;
+            float* v = a.v.data() + t * kvDim;
+            finishQkv(c, lw, query.q, k, v,
+                      query.where.streaming ? a.qRaw.data() + t * qWidth : nullptr,
+                      a.ropeCos.data() + t * half, a.ropeSin.data() + t * half);
+            cache.writeK(layer, query.where.slot, k);
+            cache.writeV(layer, query.where.slot, v);
+            attend(model, cache, s.attention, pool, layer, query, probe);
+        }
+        matmat(lw.wo, a.attnOut.data(), tokens, a.blockOut.data(), pool);
+        addInPlace(a.x.data(), a.blockOut.data(), tokens * embd);
+        // feed-forward block over the chunk
+        normalizeRows(a.x.data(), lw.ffnNorm, tokens, c, a.xn.data());
+        matmat(lw.wGate, a.xn.data(), tokens, a.gate.data(), pool);
+        matmat(lw.wUp, a.xn.data(), tokens, a.up.data(), pool);
+        for (int t = 0; t < tokens; ++t) // per token: swiglu's vector/tail split is per row
+            ggml::swiglu(a.gate.data() + t * ff, a.up.data() + t * ff, c.nFf);
+        matmat(lw.wDown, a.gate.data(), tokens, a.blockOut.data(), pool);
+        addInPlace(a.x.data(), a.blockOut.data(), tokens * embd);
+    }
+    if (probe.enabled) chunk.scatterProbe(tokens - 1, s.probe);
+    outputLogits(model, a.x.data() + (tokens - 1) * embd, s);
 }
 
 } // namespace sinkscope

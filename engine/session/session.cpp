@@ -49,6 +49,10 @@ KvCacheShape cacheShapeFor(const ModelConfig& c, const SessionOptions& o) {
                                     std::to_string(o.kvWindow));
     if (o.firstN < 0 || o.sinkCapacity < 0) throw std::invalid_argument("sink counts must be >= 0");
     requireThreadCount(o.threads);
+    if (o.prefillChunk < 1 || o.prefillChunk > kMaxPrefillChunk)
+        throw std::invalid_argument("prefill chunk must be 1 to " +
+                                    std::to_string(kMaxPrefillChunk) + " tokens, got " +
+                                    std::to_string(o.prefillChunk));
     if (o.probe.enabled && (o.probe.layer >= c.nLayer || o.probe.head >= c.nHead))
         throw std::invalid_argument("attention probe layer/head out of range");
     int sinkSlots = 0;
@@ -72,6 +76,7 @@ Session::Session(const Model& model, const SessionOptions& options)
     : m_model(model), m_options(options), m_budgetWindow(budgetWindowFor(model.config())),
       m_cache(cacheShapeFor(model.config(), options)),
       m_state(model.config(), m_cache.slotCount(), options.threads),
+      m_chunkProbe(static_cast<size_t>(m_cache.slotCount())),
       m_slotPieces(static_cast<size_t>(m_cache.slotCount())),
       m_pieceTokens(static_cast<size_t>(m_cache.slotCount()), -1) {}
 
@@ -93,25 +98,68 @@ bool Session::isSinkByMode(int32_t token, int64_t position) const {
     return false;
 }
 
-std::span<const float> Session::feed(int32_t token, bool sink) {
+void Session::requireToken(int32_t token) const {
     if (token < 0 || token >= m_model.config().nVocab)
         throw std::out_of_range("token id " + std::to_string(token) + " is outside the vocabulary");
+}
+
+int Session::place(int32_t token, bool sink) {
     const int slot = m_cache.place(token, m_position, sink);
-    const QueryPlacement where{m_position, slot, m_options.positions == PositionMode::Streaming};
-    forward(m_model, m_cache, m_state, token, where, m_options.probe);
     if (m_options.recordHistory) m_history.push_back(token);
     m_lastToken = token;
     m_lastSlot = slot;
     m_lastGenerated = false;
     ++m_position;
+    return slot;
+}
+
+std::span<const float> Session::feed(int32_t token, bool sink) {
+    requireToken(token);
+    const int64_t position = m_position;
+    const int slot = place(token, sink);
+    const QueryPlacement where{position, slot, m_options.positions == PositionMode::Streaming};
+    forward(m_model, m_cache, m_state, token, where, m_options.probe);
     return m_state.logits;
+}
+
+bool Session::prefillChunk(std::span<const int32_t> tokens, const StepCallback& onStep, bool pin) {
+    for (const int32_t token : tokens)
+        requireToken(token); // before the cache changes
+    m_chunk.clear();
+    m_chunkSteps.clear();
+    for (const int32_t token : tokens) {
+        const int64_t position = m_position;
+        const int slot = place(token, pin || isSinkByMode(token, position));
+        m_chunk.add(m_cache, token,
+                    QueryPlacement{position, slot, m_options.positions == PositionMode::Streaming});
+        if (onStep) m_chunkSteps.push_back(snapshot()); // its attention comes after the chunk
+    }
+    forwardChunk(m_model, m_cache, m_state, m_chunk, m_options.probe);
+    for (size_t t = 0; t < m_chunkSteps.size(); ++t) {
+        StepSnapshot& step = m_chunkSteps[t];
+        if (m_options.probe.enabled) {
+            m_chunk.scatterProbe(static_cast<int>(t), m_chunkProbe);
+            for (size_t i = 0; i < step.cacheSlots.size(); ++i)
+                step.cacheSlots[i].attention = m_chunkProbe[i];
+        }
+        if (!onStep(step)) return false;
+    }
+    return true;
 }
 
 std::span<const float> Session::prefill(std::span<const int32_t> tokens, const StepCallback& onStep,
                                         bool pin) {
-    for (const int32_t token : tokens) {
-        feed(token, pin || isSinkByMode(token, m_position));
-        if (onStep && !onStep(snapshot())) break;
+    const auto chunkSize = static_cast<size_t>(m_options.prefillChunk);
+    for (size_t done = 0; done < tokens.size();) {
+        const std::span<const int32_t> chunk =
+            tokens.subspan(done, std::min(chunkSize, tokens.size() - done));
+        done += chunk.size();
+        if (chunk.size() == 1) {
+            feed(chunk[0], pin || isSinkByMode(chunk[0], m_position));
+            if (onStep && !onStep(snapshot())) break;
+        } else if (!prefillChunk(chunk, onStep, pin)) {
+            break;
+        }
     }
     return m_state.logits;
 }

@@ -40,9 +40,13 @@ struct SessionOptions {
     // Threads that split each matrix product (1 to kMaxThreads); the results are the same for any
     // count.
     int threads = 1;
+    // Tokens per batched-prefill chunk (1 to kMaxPrefillChunk; 1 feeds prompts token by token).
+    // The logits are the same for any size; a larger chunk reads the weights fewer times.
+    int prefillChunk = 64;
 };
 
 inline constexpr int kMaxThreads = 256;
+inline constexpr int kMaxPrefillChunk = 512;
 
 // Called after each token; return false to stop generating.
 using StepCallback = std::function<bool(const StepSnapshot&)>;
@@ -79,7 +83,10 @@ public:
     // call). `sink` asks to pin it (honoured while sink slots remain).
     std::span<const float> feed(int32_t token, bool sink = false);
     // Feeds tokens; sinks follow the session's SinkMode (BOS and first-N decided here), or every
-    // token is pinned when `pin` (the tool block). Stops early when onStep returns false.
+    // token is pinned when `pin` (the tool block). The tokens run in chunks of
+    // SessionOptions::prefillChunk (forwardChunk: the same logits as one by one); onStep sees
+    // every token's snapshot, in order, once its chunk has run. When onStep returns false it is
+    // not called again and prefill stops at the end of that chunk. Returns the last token's logits.
     std::span<const float> prefill(std::span<const int32_t> tokens, const StepCallback& onStep = {},
                                    bool pin = false);
     // Prefills `prompt` then samples up to maxTokens, stopping at EOS unless ignoreEos.
@@ -92,12 +99,20 @@ public:
 
 private:
     bool isSinkByMode(int32_t token, int64_t position) const;
+    void requireToken(int32_t token) const;
+    // Places `token` at the next position and records it as the last one fed; returns its slot.
+    int place(int32_t token, bool sink);
+    // One batched chunk; false when onStep asked to stop.
+    bool prefillChunk(std::span<const int32_t> tokens, const StepCallback& onStep, bool pin);
 
     const Model& m_model;
     SessionOptions m_options;
     int64_t m_budgetWindow = 0;
     KvCache m_cache;
     RunState m_state;
+    PrefillChunk m_chunk;
+    std::vector<StepSnapshot> m_chunkSteps; // [chunk] the snapshots a chunk owes onStep
+    std::vector<float> m_chunkProbe;        // [slots] one chunk token's probe, scattered
     int64_t m_position = 0;
     std::vector<int32_t> m_history; // only with recordHistory
     int32_t m_lastToken = -1;

@@ -4,6 +4,7 @@
 #include "gguf/dequantize.h"
 #include "model/kernels/kernel_table.h"
 #include "model/quant_dot.h"
+#include "quant_test_support.h"
 
 #include <QtTest>
 
@@ -16,70 +17,9 @@
 #include <vector>
 
 using namespace sinkscope;
+using namespace sinkscope::test;
 
 namespace {
-
-using Bytes = std::vector<uint8_t>;
-
-const GgmlType kWeightTypes[] = {GgmlType::F32,    GgmlType::F16,  GgmlType::BF16,  GgmlType::Q4_0,
-                                 GgmlType::Q4_1,   GgmlType::Q5_0, GgmlType::Q5_1,  GgmlType::Q8_0,
-                                 GgmlType::IQ4_NL, GgmlType::Q2_K, GgmlType::Q3_K,  GgmlType::Q4_K,
-                                 GgmlType::Q5_K,   GgmlType::Q6_K, GgmlType::IQ4_XS};
-
-std::vector<float> randomValues(size_t count, float spread, std::mt19937& generator) {
-    std::normal_distribution<float> normal(0.0f, spread);
-    std::vector<float> values(count);
-    for (float& value : values)
-        value = normal(generator);
-    return values;
-}
-
-// Byte offsets of the f16 scales in a block of `type` (ggml-common.h); all other bytes are quants
-// or packed sub-block scales, where any bit pattern is valid.
-std::vector<int> halfScaleOffsets(GgmlType type) {
-    switch (type) {
-    case GgmlType::Q4_1:
-    case GgmlType::Q5_1:
-    case GgmlType::Q4_K:
-    case GgmlType::Q5_K:
-        return {0, 2};
-    case GgmlType::Q2_K:
-        return {80, 82};
-    case GgmlType::Q3_K:
-        return {108};
-    case GgmlType::Q6_K:
-        return {208};
-    default:
-        return {0};
-    }
-}
-
-// A row of n values of `type` from random bytes: every quant and sub-block scale bit pattern,
-// with the f16 scales (and F16 / BF16 values) set to random finite values of size ~spread.
-Bytes randomRow(GgmlType type, int64_t n, float spread, std::mt19937& generator) {
-    Bytes row(*ggmlByteSize(type, n));
-    for (uint8_t& byte : row)
-        byte = static_cast<uint8_t>(generator());
-    std::normal_distribution<float> normal(0.0f, spread);
-    const auto putHalf = [&row](size_t at, uint16_t bits) {
-        row[at] = static_cast<uint8_t>(bits & 0xff);
-        row[at + 1] = static_cast<uint8_t>(bits >> 8);
-    };
-    if (type == GgmlType::F32) {
-        const std::vector<float> values = randomValues(n, spread, generator);
-        std::memcpy(row.data(), values.data(), row.size());
-    } else if (type == GgmlType::F16 || type == GgmlType::BF16) {
-        for (int64_t i = 0; i < n; ++i)
-            putHalf(2 * i, type == GgmlType::F16 ? fp32ToFp16(normal(generator))
-                                                 : fp32ToBf16(normal(generator)));
-    } else {
-        const auto blockBytes = static_cast<size_t>(ggmlBlockBytes(type));
-        for (size_t block = 0; block < row.size(); block += blockBytes)
-            for (int offset : halfScaleOffsets(type))
-                putHalf(block + offset, fp32ToFp16(normal(generator)));
-    }
-    return row;
-}
 
 std::vector<float> dequantized(GgmlType type, const void* row, int64_t n) {
     std::vector<float> values(n);
@@ -120,12 +60,6 @@ Reference referenceDot(GgmlType type, const Bytes& weights, const Bytes& activat
         }
     }
     return reference;
-}
-
-Bytes activationsFor(GgmlType type, const std::vector<float>& x) {
-    Bytes bytes(*ggmlByteSize(activationType(type), x.size()));
-    quantizeActivations(type, x.data(), bytes.data(), int64_t(x.size()));
-    return bytes;
 }
 
 QString describe(GgmlType type, float got, double expected) {
@@ -327,9 +261,9 @@ void TestQuantDot::dotsMatchTheDequantizedRows() {
 }
 
 // The default kernels sum the reference's exact block integers in ggml's x86-64 float order (fused
-// multiply-adds into lanes, model/kernels/ggml_float.h), the references in ggml's portable C order: they
-// agree to float rounding of the sum of |w a|. (That the default kernels give llama.cpp's bits is
-// shown end to end, tests/model/test_reference_models.cpp.)
+// multiply-adds into lanes, model/kernels/ggml_float.h), the references in ggml's portable C order:
+// they agree to float rounding of the sum of |w a|. (That the default kernels give llama.cpp's bits
+// is shown end to end, tests/model/test_reference_models.cpp.)
 void TestQuantDot::defaultKernelsMatchTheReferences() {
     double worst = 0;
     for (GgmlType type : kWeightTypes) {
@@ -384,8 +318,8 @@ void TestQuantDot::matvecMatchesRowDots() {
 }
 
 // Each instruction-set level this CPU runs computes the portable build's bits for every type
-// (model/kernels/kernel_table.h): the same C++, compiled for wider registers, in the same float order.
-// Row ranges write exactly their rows.
+// (model/kernels/kernel_table.h): the same C++, compiled for wider registers, in the same float
+// order. Row ranges write exactly their rows.
 void TestQuantDot::everyLevelMatchesThePortableKernels() {
     const KernelTable& portable = kernelsFor(Isa::Portable);
     for (const Isa isa : kAllIsas) {

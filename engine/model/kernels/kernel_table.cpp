@@ -11,6 +11,7 @@ namespace sinkscope {
     void fillDotKernels(KernelTable& table);                                                       \
     void fillAttentionKernels(KernelTable& table);                                                 \
     void fillIntrinsicDotKernels(KernelTable& table);                                              \
+    void fillGemmKernels(KernelTable& table);                                                      \
     }
 SINKSCOPE_DECLARE_FILLS(isa_portable)
 SINKSCOPE_DECLARE_FILLS(isa_avx2)
@@ -19,7 +20,8 @@ SINKSCOPE_DECLARE_FILLS(isa_avx512)
 
 namespace {
 
-// A level's table: the fills in order (the intrinsic dots replace some of the generic ones).
+// A level's table: the fills in order (the intrinsic dots replace some of the generic ones; the
+// matrix-matrix products build on the level's row kernels).
 template <void (*... Fills)(KernelTable&)> KernelTable buildTable(Isa isa) {
     KernelTable table;
     table.isa = isa;
@@ -29,7 +31,7 @@ template <void (*... Fills)(KernelTable&)> KernelTable buildTable(Isa isa) {
 
 #define SINKSCOPE_LEVEL_TABLE(level, isa)                                                          \
     buildTable<level::fillFloatKernels, level::fillDotKernels, level::fillIntrinsicDotKernels,     \
-               level::fillAttentionKernels>(isa)
+               level::fillGemmKernels, level::fillAttentionKernels>(isa)
 
 struct Tables {
     KernelTable byIsa[3] = {SINKSCOPE_LEVEL_TABLE(isa_portable, Isa::Portable),

@@ -42,6 +42,15 @@ struct KernelTable {
     void (*quantRows)(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t blocks,
                       const void* activations, float* out, int64_t rowBegin,
                       int64_t rowEnd) = nullptr;
+    // Batched prefill: a block of tokens through the same rows. out[t * outStride + r] is, bit for
+    // bit, quantRows' result for row r and activation row t (at activations + t *
+    // activationBytes), for r in [rowBegin, rowEnd) and t in [0, tokens).
+    void (*quantGemm)(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t blocks,
+                      const uint8_t* activations, size_t activationBytes, int tokens, float* out,
+                      size_t outStride, int64_t rowBegin, int64_t rowEnd) = nullptr;
+    // The same for f32 rows: out[t * outStride + r] = matvecF32's row r for x + t * cols.
+    void (*gemmF32)(const float* w, int64_t cols, const float* x, int tokens, float* out,
+                    size_t outStride, int64_t rowBegin, int64_t rowEnd) = nullptr;
     // scores[h][i] = (queries[h] . key head h / groupSize of slot i) * scale for heads h in
     // [headBegin, headEnd), each dot summed as laneDot16: queries [heads][headDim], keyColumns
     // (the keys transposed) [kvDim][kept], scores [heads][kept]

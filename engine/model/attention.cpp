@@ -1,0 +1,122 @@
+#include "model/attention.h"
+
+#include "memory/mask.h"
+#include "model/kernels/ggml_float.h"
+#include "model/kernels/kernel_table.h"
+#include "model/ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sinkscope {
+
+AttentionScratch::AttentionScratch(const ModelConfig& c, int slotCount)
+    : columns(static_cast<size_t>(slotCount) * c.kvDim()),
+      scores(static_cast<size_t>(c.nHead) * slotCount), qRotated(c.headDim), foldCos(c.headDim / 2),
+      foldSin(c.headDim / 2), keyRow(c.kvDim()) {}
+
+void collectKeptSlots(const KvCache& cache, int64_t position, std::vector<int>& kept) {
+    const KvCacheShape& shape = cache.shape();
+    const auto& slots = cache.slotInfos();
+    const auto admit = [&](int i) {
+        const SlotInfo& slot = slots[i];
+        if (keep(position, slot.position, shape.window, slot.kind == SlotKind::Sink))
+            kept.push_back(i);
+    };
+    for (int i = 0; i < cache.sinksUsed(); ++i)
+        admit(i);
+    const int ringUsed = static_cast<int>(std::min<int64_t>(cache.ringWrites(), shape.window));
+    for (int i = shape.sinkSlots; i < shape.sinkSlots + ringUsed; ++i)
+        admit(i);
+}
+
+namespace {
+
+// Streaming positions (section 5): sink j of S is scored at distance min(q - p_j, W + S - 1 - j).
+// The kept sinks whose distance folds are scored again with the query rotated to
+// p_j + W + S - 1 - j (stored keys are never re-rotated). Sinks occupy slots [0, S) in order, so
+// slot j is sink j.
+void rescoreFoldedSinks(const Model& model, const KvCache& cache, AttentionScratch& s, int layer,
+                        const AttentionQuery& query, bool halfPrecision) {
+    const ModelConfig& c = model.config();
+    const int kept = static_cast<int>(query.keptSlots.size());
+    const int groupSize = c.nHead / c.nHeadKv;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
+    for (int i = 0; i < kept && query.keptSlots[i] < query.sinksUsed; ++i) {
+        const int sink = query.keptSlots[i];
+        const int64_t folded = cache.shape().window + query.sinksUsed - 1 - sink;
+        const int64_t sinkPosition = cache.slotInfos()[sink].position;
+        if (query.where.position - sinkPosition <= folded) continue;
+        cache.readK(layer, sink, s.keyRow.data());
+        ropeAngles(c.headDim, sinkPosition + folded, c.ropeBase, model.weights().ropeFreqs,
+                   s.foldCos.data(), s.foldSin.data());
+        for (int h = 0; h < c.nHead; ++h) {
+            std::copy_n(query.qRaw + static_cast<size_t>(h) * c.headDim, c.headDim,
+                        s.qRotated.data());
+            applyRope(s.qRotated.data(), 1, c.headDim, c.rope, s.foldCos.data(), s.foldSin.data());
+            if (halfPrecision) roundToHalf(s.qRotated.data(), s.qRotated.size());
+            const float* key = s.keyRow.data() + static_cast<size_t>(h / groupSize) * c.headDim;
+            s.scores[static_cast<size_t>(h) * kept + i] =
+                ggml::laneDot16(s.qRotated.data(), key, c.headDim) * scale;
+        }
+    }
+}
+
+} // namespace
+
+void attend(const Model& model, const KvCache& cache, AttentionScratch& s, ThreadPool* pool,
+            int layer, const AttentionQuery& query, const AttentionProbe& probe) {
+    const ModelConfig& c = model.config();
+    const KernelTable& kernel = kernels();
+    const int kept = static_cast<int>(query.keptSlots.size());
+    const AttentionShape shape{kept, c.headDim, c.nHead / c.nHeadKv, c.kvDim()};
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
+    const size_t queryValues = static_cast<size_t>(c.nHead) * c.headDim;
+    // With an f16 cache, attention follows ggml's f16 path (llama.cpp's default cache type): the
+    // query is rounded to f16 for the K dot products and the softmax weights for the V sum.
+    const bool halfPrecision = cache.shape().kvBits == 16;
+    if (halfPrecision) roundToHalf(query.q, queryValues);
+
+    // scores[h][i] = (q_h . K[i]) * scale, with the kept keys as columns: [kv_dim][kept]. The
+    // dots and the softmax run in llama.cpp's float order (model/kernels/ggml_float.h).
+    cache.gatherK(layer, query.keptSlots, s.columns.data());
+    const int64_t work = int64_t{kept} * c.nHead * c.headDim;
+    pool->forRanges(
+        c.nHead, 1,
+        [&](int64_t begin, int64_t end) {
+            kernel.attentionScores(shape, query.q, s.columns.data(), scale, s.scores.data(),
+                                   static_cast<int>(begin), static_cast<int>(end));
+        },
+        work);
+    if (query.where.streaming) rescoreFoldedSinks(model, cache, s, layer, query, halfPrecision);
+
+    // out[h][d] = weights_h . V[:, d], with the kept values as rows: [kept][kv_dim]
+    const auto kvDim = static_cast<size_t>(c.kvDim());
+    for (int i = 0; i < kept; ++i)
+        cache.readV(layer, query.keptSlots[i], s.columns.data() + static_cast<size_t>(i) * kvDim);
+    pool->forRanges(
+        c.nHead, 1,
+        [&](int64_t begin, int64_t end) {
+            float* weights = s.scores.data() + static_cast<size_t>(begin) * kept;
+            for (int64_t h = begin; h < end; ++h)
+                kernel.softmaxRow(weights + static_cast<size_t>(h - begin) * kept, kept);
+            if (halfPrecision) roundToHalf(weights, static_cast<size_t>(end - begin) * kept);
+            kernel.attentionValues(shape, s.scores.data(), s.columns.data(), query.out,
+                                   static_cast<int>(begin), static_cast<int>(end));
+        },
+        work);
+
+    // The probed heads' weights add up in kept order (contiguous); the caller scatters the sum
+    // to physical slots once per token.
+    if (query.keptProbe && probe.enabled && (probe.layer < 0 || probe.layer == layer)) {
+        const int layersProbed = probe.layer < 0 ? c.nLayer : 1;
+        const int headsProbed = probe.head < 0 ? c.nHead : 1;
+        const float share = 1.0f / static_cast<float>(layersProbed * headsProbed);
+        for (int h = 0; h < c.nHead; ++h) {
+            if (probe.head >= 0 && probe.head != h) continue;
+            axpy(share, s.scores.data() + static_cast<size_t>(h) * kept, query.keptProbe, kept);
+        }
+    }
+}
+
+} // namespace sinkscope

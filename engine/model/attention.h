@@ -1,0 +1,53 @@
+// One query's attention over the bounded KV cache: the slots the mask admits, the scores, the
+// softmax and the weighted values, as ggml computes them (model/kernels/kernel_table.h).
+#pragma once
+
+#include "memory/kv_cache.h"
+#include "memory/snapshot.h"
+#include "model/model.h"
+#include "model/thread_pool.h"
+
+#include <span>
+#include <vector>
+
+namespace sinkscope {
+
+// Where a query sits and how sink distances are folded (memory-architecture.md, section 5).
+struct QueryPlacement {
+    int64_t position = 0;
+    int slot = 0;
+    bool streaming = false; // streaming positions: sink j scored at min(q - p_j, W + S - 1 - j)
+};
+
+// Scratch of one attention, sized once per session for `slotCount` slots.
+struct AttentionScratch {
+    AttentionScratch(const ModelConfig& config, int slotCount);
+    std::vector<float> columns;  // the kept slots' K as columns [kv_dim][kept], then their V as
+                                 // rows [kept][kv_dim], dequantized
+    std::vector<float> scores;   // [n_head][kept] attention weights
+    std::vector<float> qRotated; // [head_dim] the query rotated for one streaming sink
+    std::vector<float> foldCos;  // [head_dim / 2] a streaming sink's folded rotation
+    std::vector<float> foldSin;  // [head_dim / 2]
+    std::vector<float> keyRow;   // [kv_dim] a folded streaming sink's key
+};
+
+// One query of a forward pass, as the cache stood when its token was placed.
+struct AttentionQuery {
+    QueryPlacement where;
+    std::span<const int> keptSlots; // the slots keep() admitted, sinks first
+    int sinksUsed = 0;              // sinks placed so far (they fold streaming distances)
+    float* q = nullptr;             // [n_head * head_dim] rotated (rounded in place for f16)
+    const float* qRaw = nullptr;    // [n_head * head_dim] before rotation (streaming only)
+    float* out = nullptr;           // [n_head * head_dim] the attention's output
+    float* keptProbe = nullptr;     // [kept] probed weights are added here, or nullptr
+};
+
+// The slots the query at `position` may read: exactly those keep() admits, appended to `kept`.
+// Only occupied slots are visited: the sinks in use, then the part of the ring written so far.
+void collectKeptSlots(const KvCache& cache, int64_t position, std::vector<int>& kept);
+
+// Every head's attention for `query` in `layer`; the heads are split among the pool's threads.
+void attend(const Model& model, const KvCache& cache, AttentionScratch& scratch, ThreadPool* pool,
+            int layer, const AttentionQuery& query, const AttentionProbe& probe);
+
+} // namespace sinkscope

@@ -1,0 +1,67 @@
+// A kernel source (model/kernels/kernel_isa_begin.h): the matrix-matrix products of batched
+// prefill built on the level's row kernels. A block of rows small enough to stay in the core's
+// caches runs against every token before the next block is read, so the weights cross the memory
+// bus once per chunk instead of once per token; each result is the row kernel's own, so batched
+// and token-by-token prefill compute the same bits.
+#include "model/kernels/kernel_table.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "model/kernels/kernel_isa_begin.h"
+
+namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
+
+namespace {
+
+using QuantRows = decltype(KernelTable::quantRows);
+using F32Rows = decltype(KernelTable::matvecF32);
+
+// The level's row kernels (set once, when its table is built).
+QuantRows g_quantRows = nullptr;
+F32Rows g_f32Rows = nullptr;
+
+// Rows per block: about this many weight bytes, in whole four-row groups (the row kernels' unit).
+constexpr size_t kBlockBytes = 64 * 1024;
+
+int64_t rowsPerBlock(size_t rowBytes) {
+    const auto rows = static_cast<int64_t>(kBlockBytes / std::max<size_t>(rowBytes, 1));
+    return std::max<int64_t>(4, rows / 4 * 4);
+}
+
+void blockedQuantGemm(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t blocks,
+                      const uint8_t* activations, size_t activationBytes, int tokens, float* out,
+                      size_t outStride, int64_t rowBegin, int64_t rowEnd) {
+    const int64_t step = rowsPerBlock(rowBytes);
+    for (int64_t begin = rowBegin; begin < rowEnd; begin += step) {
+        const int64_t end = std::min(rowEnd, begin + step);
+        for (int t = 0; t < tokens; ++t)
+            g_quantRows(type, rows, rowBytes, blocks, activations + t * activationBytes,
+                        out + t * outStride, begin, end);
+    }
+}
+
+void blockedGemmF32(const float* w, int64_t cols, const float* x, int tokens, float* out,
+                    size_t outStride, int64_t rowBegin, int64_t rowEnd) {
+    const int64_t step = rowsPerBlock(static_cast<size_t>(cols) * sizeof(float));
+    for (int64_t begin = rowBegin; begin < rowEnd; begin += step) {
+        const int64_t end = std::min(rowEnd, begin + step);
+        for (int t = 0; t < tokens; ++t)
+            g_f32Rows(w, cols, x + t * cols, out + t * outStride, begin, end);
+    }
+}
+
+} // namespace
+
+#include "model/kernels/kernel_isa_end.h"
+
+// After the row kernels are in the table.
+void fillGemmKernels(KernelTable& table) {
+    g_quantRows = table.quantRows;
+    g_f32Rows = table.matvecF32;
+    table.quantGemm = blockedQuantGemm;
+    table.gemmF32 = blockedGemmF32;
+}
+
+} // namespace sinkscope::SINKSCOPE_ISA_NAMESPACE

@@ -1,0 +1,147 @@
+// The matrix-matrix products of batched prefill (KernelTable::quantGemm / gemmF32, quantMatmat,
+// matmat): at every instruction-set level this CPU runs, each token's results are the row
+// kernels' for that token alone, bit for bit, for every weight type, row ranges that are not
+// whole groups, rows that span several cache blocks, and split among threads.
+#include "model/kernels/kernel_table.h"
+#include "model/ops.h"
+#include "quant_test_support.h"
+
+#include <QtTest>
+
+#include <bit>
+#include <random>
+#include <vector>
+
+using namespace sinkscope;
+using namespace sinkscope::test;
+
+namespace {
+
+// [tokens][activation bytes]: each token's row quantized as the products quantize it
+Bytes tokenActivations(GgmlType type, int tokens, int64_t cols, std::mt19937& generator,
+                       size_t& rowBytes) {
+    Bytes all;
+    for (int t = 0; t < tokens; ++t) {
+        const Bytes row = activationsFor(type, randomValues(cols, 1.0f + t, generator));
+        rowBytes = row.size();
+        all.insert(all.end(), row.begin(), row.end());
+    }
+    return all;
+}
+
+QString where(Isa isa, GgmlType type, int64_t cols, int token, int64_t row) {
+    return QStringLiteral("%1 %2, %3 columns: token %4, row %5")
+        .arg(isaName(isa), ggmlTypeName(type))
+        .arg(cols)
+        .arg(token)
+        .arg(row);
+}
+
+} // namespace
+
+class TestGemm : public QObject {
+    Q_OBJECT
+private slots:
+    void quantGemmEqualsRowKernelsAtEveryLevel();
+    void f32GemmEqualsRowKernelsAtEveryLevel();
+    void matmatEqualsMatvecOnThreads();
+};
+
+void TestGemm::quantGemmEqualsRowKernelsAtEveryLevel() {
+    for (const Isa isa : kAllIsas) {
+        if (!isaSupported(isa)) {
+            qInfo("%s: not supported by this CPU, not run", isaName(isa));
+            continue;
+        }
+        const KernelTable& level = kernelsFor(isa);
+        for (const GgmlType type : kWeightTypes) {
+            std::mt19937 generator(uint32_t(type) + 700);
+            // 512 columns: every row block holds all rows; 8,192: several blocks of rows
+            for (const int64_t cols : {int64_t{512}, int64_t{8192}}) {
+                constexpr int64_t rows = 37, rowBegin = 3, rowEnd = 34;
+                constexpr int tokens = 6;
+                const auto rowBytes = static_cast<size_t>(*ggmlByteSize(type, cols));
+                const int64_t blocks = cols / ggmlBlockValues(type);
+                const Bytes matrix = randomRow(type, rows * cols, 0.1f, generator);
+                size_t activationBytes = 0;
+                const Bytes activations =
+                    tokenActivations(type, tokens, cols, generator, activationBytes);
+                std::vector<float> got(rows * tokens, -1.0f);
+                level.quantGemm(type, matrix.data(), rowBytes, blocks, activations.data(),
+                                activationBytes, tokens, got.data(), rows, rowBegin, rowEnd);
+                for (int t = 0; t < tokens; ++t) {
+                    std::vector<float> expected(rows, -1.0f);
+                    level.quantRows(type, matrix.data(), rowBytes, blocks,
+                                    activations.data() + t * activationBytes, expected.data(),
+                                    rowBegin, rowEnd);
+                    for (int64_t r = 0; r < rows; ++r)
+                        QVERIFY2(std::bit_cast<uint32_t>(got[t * rows + r]) ==
+                                     std::bit_cast<uint32_t>(expected[r]),
+                                 qPrintable(where(isa, type, cols, t, r)));
+                }
+            }
+        }
+        qInfo("%s: every type's matrix product equals its row kernels", isaName(isa));
+    }
+}
+
+void TestGemm::f32GemmEqualsRowKernelsAtEveryLevel() {
+    for (const Isa isa : kAllIsas) {
+        if (!isaSupported(isa)) continue;
+        const KernelTable& level = kernelsFor(isa);
+        std::mt19937 generator(17);
+        // 4,100 columns: several row blocks, and a tail after the last 16-value chunk
+        for (const int64_t cols : {int64_t{40}, int64_t{288}, int64_t{4100}}) {
+            constexpr int64_t rows = 23, rowBegin = 1, rowEnd = 22;
+            constexpr int tokens = 5;
+            const std::vector<float> w = randomValues(rows * cols, 0.2f, generator);
+            const std::vector<float> x = randomValues(tokens * cols, 1.0f, generator);
+            std::vector<float> got(rows * tokens, -1.0f);
+            level.gemmF32(w.data(), cols, x.data(), tokens, got.data(), rows, rowBegin, rowEnd);
+            for (int t = 0; t < tokens; ++t) {
+                std::vector<float> expected(rows, -1.0f);
+                level.matvecF32(w.data(), cols, x.data() + t * cols, expected.data(), rowBegin,
+                                rowEnd);
+                for (int64_t r = 0; r < rows; ++r)
+                    QVERIFY2(std::bit_cast<uint32_t>(got[t * rows + r]) ==
+                                 std::bit_cast<uint32_t>(expected[r]),
+                             qPrintable(where(isa, GgmlType::F32, cols, t, r)));
+            }
+        }
+    }
+}
+
+// The public products, with a pool of three threads splitting the rows, against matvec per token.
+void TestGemm::matmatEqualsMatvecOnThreads() {
+    ThreadPool pool(3);
+    std::mt19937 generator(5);
+    for (const GgmlType type : {GgmlType::F32, GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K,
+                                GgmlType::Q6_K, GgmlType::Q5_0}) {
+        constexpr int rows = 301, cols = 1024, tokens = 9;
+        const Bytes bytes = randomRow(type, int64_t{rows} * cols, 0.1f, generator);
+        Matrix w;
+        w.rows = rows;
+        w.cols = cols;
+        w.type = type;
+        if (type == GgmlType::F32) {
+            w.data = reinterpret_cast<const float*>(bytes.data());
+        } else {
+            w.quantized = bytes.data();
+            w.rowBytes = *ggmlByteSize(type, cols);
+        }
+        const std::vector<float> x = randomValues(size_t{tokens} * cols, 1.0f, generator);
+        std::vector<float> got(size_t{tokens} * rows);
+        matmat(w, x.data(), tokens, got.data(), &pool);
+        for (int t = 0; t < tokens; ++t) {
+            std::vector<float> expected(rows);
+            matvec(w, x.data() + static_cast<size_t>(t) * cols, expected.data());
+            for (int r = 0; r < rows; ++r)
+                QVERIFY2(std::bit_cast<uint32_t>(got[static_cast<size_t>(t) * rows + r]) ==
+                             std::bit_cast<uint32_t>(expected[r]),
+                         qPrintable(where(activeIsa(), type, cols, t, r)));
+        }
+    }
+}
+
+QTEST_GUILESS_MAIN(TestGemm)
+#include "test_gemm.moc"
