@@ -56,10 +56,11 @@ void TestGemm::quantGemmEqualsRowKernelsAtEveryLevel() {
         const KernelTable& level = kernelsFor(isa);
         for (const GgmlType type : kWeightTypes) {
             std::mt19937 generator(uint32_t(type) + 700);
-            // 512 columns: every row block holds all rows; 8,192: several blocks of rows
-            for (const int64_t cols : {int64_t{512}, int64_t{8192}}) {
+            // 512 columns: one block of rows holds them all; 32,768: several blocks of rows.
+            // Eleven tokens: a whole tile of eight and a part; rows 3 to 33: groups and a rest.
+            for (const int64_t cols : {int64_t{512}, int64_t{32768}}) {
                 constexpr int64_t rows = 37, rowBegin = 3, rowEnd = 34;
-                constexpr int tokens = 6;
+                constexpr int tokens = 11;
                 const auto rowBytes = static_cast<size_t>(*ggmlByteSize(type, cols));
                 const int64_t blocks = cols / ggmlBlockValues(type);
                 const Bytes matrix = randomRow(type, rows * cols, 0.1f, generator);

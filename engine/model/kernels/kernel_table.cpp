@@ -12,6 +12,7 @@ namespace sinkscope {
     void fillAttentionKernels(KernelTable& table);                                                 \
     void fillIntrinsicDotKernels(KernelTable& table);                                              \
     void fillGemmKernels(KernelTable& table);                                                      \
+    void fillIntrinsicGemmKernels(KernelTable& table);                                             \
     }
 SINKSCOPE_DECLARE_FILLS(isa_portable)
 SINKSCOPE_DECLARE_FILLS(isa_avx2)
@@ -31,7 +32,8 @@ template <void (*... Fills)(KernelTable&)> KernelTable buildTable(Isa isa) {
 
 #define SINKSCOPE_LEVEL_TABLE(level, isa)                                                          \
     buildTable<level::fillFloatKernels, level::fillDotKernels, level::fillIntrinsicDotKernels,     \
-               level::fillGemmKernels, level::fillAttentionKernels>(isa)
+               level::fillGemmKernels, level::fillIntrinsicGemmKernels,                            \
+               level::fillAttentionKernels>(isa)
 
 struct Tables {
     KernelTable byIsa[3] = {SINKSCOPE_LEVEL_TABLE(isa_portable, Isa::Portable),

@@ -25,6 +25,7 @@
 #include "model/kernels/kernel_isa_begin.h"
 
 // After the region opens: compiled for its level.
+#include "model/kernels/avx2_blocks.h"
 #include "model/kernels/ggml_lanes.h"
 
 namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
@@ -34,6 +35,7 @@ namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
 namespace {
 
 using namespace sinkscope::quant;
+using namespace avx2;
 
 using RowsKernel = void (*)(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t blocks,
                             const void* activations, float* out, int64_t rowBegin, int64_t rowEnd);
@@ -42,68 +44,6 @@ using RowsKernel = void (*)(GgmlType type, const uint8_t* rows, size_t rowBytes,
 // built).
 DotKernel (*g_genericDot)(GgmlType) = nullptr;
 RowsKernel g_genericRows = nullptr;
-
-const uint8_t* bytesOf(const void* p) {
-    return static_cast<const uint8_t*>(p);
-}
-// F16C's conversion: fp16ToFp32's value for every f16 that is not a NaN (tests/gguf).
-float halfAt(const uint8_t* p) {
-    uint16_t bits;
-    std::memcpy(&bits, p, sizeof bits);
-    return _cvtsh_ss(bits);
-}
-float floatAt(const uint8_t* p) {
-    float value;
-    std::memcpy(&value, p, sizeof value);
-    return value;
-}
-__m256i load32(const uint8_t* p) {
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-}
-float fold(__m256 sums) {
-    float lanes[8];
-    _mm256_storeu_ps(lanes, sums);
-    return ggml::foldLanes8(lanes);
-}
-
-// Lane l = the sum of x[i] * y[i] over i = 4l..4l+3, for signed bytes.
-__m256i signedLanes(__m256i x, __m256i y) {
-    const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
-    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
-}
-
-// The 32 nibbles of a 32-value block: value j < 16 the low nibble of qs[j], j + 16 the high one.
-__m256i nibbles(const uint8_t* qs) {
-    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed),
-                            _mm256_set1_epi8(0x0f));
-}
-
-// Q5_0's fifth bits: 16 in byte j where bit j of the little-endian qh[4] is set, else 0.
-__m256i fifthBits(const uint8_t* qh) {
-    uint32_t bits;
-    std::memcpy(&bits, qh, sizeof bits);
-    const __m256i byteOfBit = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
-                                                0x0101010101010101, 0x0000000000000000);
-    const __m256i spread =
-        _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)), byteOfBit);
-    const __m256i bit = _mm256_set1_epi64x(0x8040201008040201);
-    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
-    return _mm256_and_si256(set, _mm256_set1_epi8(16));
-}
-
-int sumOfLanes(__m256i lanes) {
-    const __m128i four =
-        _mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1));
-    const __m128i two = _mm_add_epi32(four, _mm_unpackhi_epi64(four, four));
-    return _mm_cvtsi128_si32(_mm_add_epi32(two, _mm_shuffle_epi32(two, 1)));
-}
-
-constexpr size_t kQ8_0Bytes = sizeof(BlockQ8_0);
-constexpr size_t kQ8_0Quants = offsetof(BlockQ8_0, qs);
-constexpr size_t kQ8KBytes = sizeof(BlockQ8_K);
-constexpr size_t kQ8KQuants = offsetof(BlockQ8_K, qs);
-constexpr size_t kQ8KSums = offsetof(BlockQ8_K, bsums);
 
 // Q8_0 / Q5_0 against Q8_0: eight float lanes, d_w * d_a times each block's integer lanes added
 // with a fused multiply-add.
@@ -118,16 +58,6 @@ float q8_0Dot(const void* w, const void* a, int64_t blocks, Quants quants) {
             _mm256_fmadd_ps(_mm256_set1_ps(halfAt(x) * halfAt(y)), _mm256_cvtepi32_ps(lanes), sums);
     }
     return fold(sums);
-}
-
-// The 32 signed quants of a Q8_0 / Q5_0 block.
-__m256i q8_0Quants(const uint8_t* x) {
-    return load32(x + kQ8_0Quants);
-}
-__m256i q5_0Quants(const uint8_t* x) {
-    const __m256i q = _mm256_or_si256(nibbles(x + offsetof(BlockQ5_0, qs)),
-                                      fifthBits(x + offsetof(BlockQ5_0, qh)));
-    return _mm256_sub_epi8(q, _mm256_set1_epi8(16));
 }
 
 float dotQ8_0(const void* w, const void* a, int64_t blocks) {
