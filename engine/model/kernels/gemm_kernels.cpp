@@ -6,10 +6,14 @@
 #include "model/kernels/kernel_table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
 #include "model/kernels/kernel_isa_begin.h"
+
+// After the region opens: compiled for its level.
+#include "model/kernels/ggml_lanes.h"
 
 namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
 
@@ -42,13 +46,44 @@ void blockedQuantGemm(GgmlType type, const uint8_t* rows, size_t rowBytes, int64
     }
 }
 
+// F32 rows: kRows rows by kF32Tokens tokens at once, each output's sixteen lanes summed exactly as
+// matvecF32 sums a row (fused multiply-adds over consecutive 16-value chunks, the tail into the
+// first lanes, then the fold), so that each weight and input load serves several outputs.
+constexpr int kRows = 4;
+constexpr int kF32Tokens = SINKSCOPE_KERNEL_ISA >= 2 ? 4 : 2; // AVX-512 has 32 registers
+
+void f32Tile(const float* w, int64_t cols, const float* x, float* out, size_t outStride) {
+    const int64_t fullChunks = cols / 16 * 16;
+    float lanes[kRows][kF32Tokens][16] = {};
+    for (int64_t c = 0; c < fullChunks; c += 16)
+        for (int k = 0; k < kRows; ++k)
+            for (int t = 0; t < kF32Tokens; ++t)
+                for (int j = 0; j < 16; ++j)
+                    lanes[k][t][j] =
+                        std::fma(w[k * cols + c + j], x[t * cols + c + j], lanes[k][t][j]);
+    for (int k = 0; k < kRows; ++k)
+        for (int t = 0; t < kF32Tokens; ++t) {
+            for (int j = 0; fullChunks + j < cols; ++j)
+                lanes[k][t][j] = std::fma(w[k * cols + fullChunks + j],
+                                          x[t * cols + fullChunks + j], lanes[k][t][j]);
+            out[t * outStride + k] = ggml::foldLanes16(lanes[k][t]);
+        }
+}
+
 void blockedGemmF32(const float* w, int64_t cols, const float* x, int tokens, float* out,
                     size_t outStride, int64_t rowBegin, int64_t rowEnd) {
     const int64_t step = rowsPerBlock(static_cast<size_t>(cols) * sizeof(float));
+    const int pairedTokens = tokens / kF32Tokens * kF32Tokens;
     for (int64_t begin = rowBegin; begin < rowEnd; begin += step) {
         const int64_t end = std::min(rowEnd, begin + step);
-        for (int t = 0; t < tokens; ++t)
-            g_f32Rows(w, cols, x + t * cols, out + t * outStride, begin, end);
+        const int64_t grouped = begin + (end - begin) / kRows * kRows;
+        for (int t = 0; t < pairedTokens; t += kF32Tokens)
+            for (int64_t r = begin; r < grouped; r += kRows)
+                f32Tile(w + r * cols, cols, x + t * cols, out + t * outStride + r, outStride);
+        for (int t = 0; t < tokens; ++t) {
+            const bool tiled = t < pairedTokens;
+            g_f32Rows(w, cols, x + t * cols, out + t * outStride, tiled ? grouped : begin, end);
+        }
     }
 }
 
