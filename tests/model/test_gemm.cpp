@@ -10,6 +10,7 @@
 
 #include <bit>
 #include <random>
+#include <utility>
 #include <vector>
 
 using namespace sinkscope;
@@ -57,10 +58,12 @@ void TestGemm::quantGemmEqualsRowKernelsAtEveryLevel() {
         for (const GgmlType type : kWeightTypes) {
             std::mt19937 generator(uint32_t(type) + 700);
             // 512 columns: one block of rows holds them all; 32,768: several blocks of rows.
-            // Eleven tokens: a whole tile of eight and a part; rows 3 to 33: groups and a rest.
-            for (const int64_t cols : {int64_t{512}, int64_t{32768}}) {
+            // Eleven tokens: a whole tile of eight and a part; 37: two tiles of sixteen and a
+            // part. Rows 3 to 33: whole groups of rows and a rest.
+            for (const auto& [cols, tokens] :
+                 {std::pair{int64_t{512}, 11}, std::pair{int64_t{512}, 37},
+                  std::pair{int64_t{32768}, 11}}) {
                 constexpr int64_t rows = 37, rowBegin = 3, rowEnd = 34;
-                constexpr int tokens = 11;
                 const auto rowBytes = static_cast<size_t>(*ggmlByteSize(type, cols));
                 const int64_t blocks = cols / ggmlBlockValues(type);
                 const Bytes matrix = randomRow(type, rows * cols, 0.1f, generator);

@@ -1,9 +1,9 @@
 // AVX2 helpers shared by the intrinsic kernel sources (model/kernels/quant_dot_avx2.cpp,
-// model/kernels/quant_gemm_avx2.cpp): block fields, integer lane sums of signed bytes, the
-// unpacking of Q4_0 / Q5_0 quants. Include it after model/kernels/kernel_isa_begin.h, so that each
-// copy is compiled for its own level; the portable level has none. The source includes
-// gguf/quant_blocks.h, <immintrin.h>, <cstddef>, <cstdint> and <cstring> before the region
-// opens (their inline code keeps the baseline target).
+// model/kernels/quant_gemm_avx2.cpp, model/kernels/quant_gemm_avx512.cpp): block fields, integer
+// lane sums of signed bytes, the unpacking of Q4_0 / Q5_0 quants. Include it after
+// model/kernels/kernel_isa_begin.h, so that each copy is compiled for its own level; the portable
+// level has none. The source includes gguf/quant_blocks.h, <immintrin.h>, <cstddef>, <cstdint> and
+// <cstring> before the region opens (their inline code keeps the baseline target).
 #pragma once
 
 #ifndef SINKSCOPE_ISA_NAMESPACE
@@ -89,6 +89,21 @@ inline __m256i q5_0Quants(const uint8_t* x) {
                                       fifthBits(x + offsetof(BlockQ5_0, qh)));
     return _mm256_sub_epi8(q, _mm256_set1_epi8(16));
 }
+
+// Where a matrix-matrix product's tiles read (KernelTable::quantGemm): the weight rows and the
+// tokens' activation rows.
+struct GemmArgs {
+    const uint8_t* rows;
+    size_t rowBytes;
+    int64_t blocks;
+    const uint8_t* activations;
+    size_t activationBytes;
+    float* out;
+    size_t outStride;
+
+    const uint8_t* row(int64_t r) const { return rows + static_cast<size_t>(r) * rowBytes; }
+    const uint8_t* tokenRow(int t) const { return activations + t * activationBytes; }
+};
 
 } // namespace sinkscope::SINKSCOPE_ISA_NAMESPACE::avx2
 

@@ -13,6 +13,7 @@ namespace sinkscope {
     void fillIntrinsicDotKernels(KernelTable& table);                                              \
     void fillGemmKernels(KernelTable& table);                                                      \
     void fillIntrinsicGemmKernels(KernelTable& table);                                             \
+    void fillAvx512GemmKernels(KernelTable& table);                                                \
     }
 SINKSCOPE_DECLARE_FILLS(isa_portable)
 SINKSCOPE_DECLARE_FILLS(isa_avx2)
@@ -33,7 +34,7 @@ template <void (*... Fills)(KernelTable&)> KernelTable buildTable(Isa isa) {
 #define SINKSCOPE_LEVEL_TABLE(level, isa)                                                          \
     buildTable<level::fillFloatKernels, level::fillDotKernels, level::fillIntrinsicDotKernels,     \
                level::fillGemmKernels, level::fillIntrinsicGemmKernels,                            \
-               level::fillAttentionKernels>(isa)
+               level::fillAvx512GemmKernels, level::fillAttentionKernels>(isa)
 
 struct Tables {
     KernelTable byIsa[3] = {SINKSCOPE_LEVEL_TABLE(isa_portable, Isa::Portable),

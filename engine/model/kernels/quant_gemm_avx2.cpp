@@ -44,20 +44,6 @@ constexpr int kGroup = 4;                     // rows per tile of the 32-value t
 constexpr int64_t kMaxBlocks = 1024;          // longer rows take the generic product
 constexpr size_t kRowBlockBytes = 256 * 1024; // rows read once per chunk: they stay in L2
 
-// Where the tiles read: the weight rows and the tokens' activation rows.
-struct GemmArgs {
-    const uint8_t* rows;
-    size_t rowBytes;
-    int64_t blocks;
-    const uint8_t* activations;
-    size_t activationBytes;
-    float* out;
-    size_t outStride;
-
-    const uint8_t* row(int64_t r) const { return rows + static_cast<size_t>(r) * rowBytes; }
-    const uint8_t* tokenRow(int t) const { return activations + t * activationBytes; }
-};
-
 // The Q8_0 activation blocks of kTokens tokens: scales[b][t] as floats, and for Q4_0 the sums of
 // their quants, sums[b][t].
 struct TokenBlocks {

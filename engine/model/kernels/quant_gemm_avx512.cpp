@@ -1,0 +1,173 @@
+// A kernel source (model/kernels/kernel_isa_begin.h): batched prefill's matrix-matrix products with
+// 512-bit registers, for the AVX-512 level; the other levels' builds of this file are empty.
+//
+// The tokens lie across the register: their Q8_0 activations are interleaved so that 64 bytes hold
+// the same four values of sixteen tokens, and one four-byte group of a weight row, broadcast,
+// multiplies all sixteen at once. Each 32-bit lane then holds one token's integer block sum, so
+// no horizontal reduction is needed; each token's result takes exactly the integers and the float
+// steps of the row kernels in model/kernels/quant_dot_avx2.cpp (tests/model/test_gemm.cpp).
+#include "gguf/ggml_types.h"
+#include "gguf/quant_blocks.h"
+#include "model/kernels/kernel_table.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "model/kernels/kernel_isa_begin.h"
+
+// After the region opens: compiled for its level.
+#include "model/kernels/avx2_blocks.h"
+
+namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
+
+#if SINKSCOPE_KERNEL_ISA >= 2
+
+namespace {
+
+using namespace avx2;
+
+using GemmKernel = decltype(KernelTable::quantGemm);
+
+// The level's products so far (set once, when the table is built), for the other types.
+GemmKernel g_previousGemm = nullptr;
+
+constexpr int kLanes = 16;                    // tokens per tile: one per 32-bit lane
+constexpr int kGroups = 8;                    // four-value groups per 32-value block
+constexpr size_t kRowBlockBytes = 256 * 1024; // rows read once per chunk: they stay in L2
+
+// Every tile of sixteen tokens' Q8_0 activations, interleaved. For tile i, block b and group g
+// the 64 bytes at quants[((i * blocks + b) * 8 + g) * 64] hold token (16 i + t)'s values
+// 4g..4g+3 at 4t; scales[(i * blocks + b) * 16 + t] is its block scale and offsets[...] 8 times
+// the sum of its block's quants (Q4_0's weights are q - 8). Missing tokens of the last tile are
+// zero.
+struct InterleavedTokens {
+    std::vector<uint8_t> quants;
+    std::vector<float> scales;
+    std::vector<int32_t> offsets;
+
+    void fill(const GemmArgs& g, int tokens) {
+        const int tiles = (tokens + kLanes - 1) / kLanes;
+        const auto cells = static_cast<size_t>(tiles) * static_cast<size_t>(g.blocks);
+        quants.assign(cells * kGroups * 64, 0);
+        scales.assign(cells * kLanes, 0.0f);
+        offsets.assign(cells * kLanes, 0);
+        for (int token = 0; token < tokens; ++token) {
+            const size_t tile = static_cast<size_t>(token / kLanes);
+            const int lane = token % kLanes;
+            for (int64_t b = 0; b < g.blocks; ++b) {
+                const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
+                const uint8_t* block = g.tokenRow(token) + b * kQ8_0Bytes;
+                const uint8_t* q = block + kQ8_0Quants;
+                for (int group = 0; group < kGroups; ++group)
+                    std::memcpy(&quants[(cell * kGroups + group) * 64 + 4 * lane], q + 4 * group,
+                                4);
+                scales[cell * kLanes + lane] = halfAt(block);
+                int sum = 0;
+                for (int i = 0; i < 32; ++i)
+                    sum += static_cast<int8_t>(q[i]);
+                offsets[cell * kLanes + lane] = 8 * sum;
+            }
+        }
+    }
+};
+
+// Rows r .. r + Rows - 1 of Q4_0 against one tile: for each row and token, as dotQ4_0 sums it,
+// fma(float(sum(q * y) - 8 sum(y)), d_w * d_a, sum) block after block. The nibbles of a block are
+// at most 15, so the eight groups' 16-bit pair sums add up without overflow (8 * 2 * 15 * 128 <
+// 32768) before one widening multiply-add.
+template <int Rows>
+void q4_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, size_t tile, int count,
+              int t0) {
+    const __m512i ones = _mm512_set1_epi16(1);
+    __m512 sums[Rows];
+    for (int k = 0; k < Rows; ++k)
+        sums[k] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < g.blocks; ++b) {
+        const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
+        const uint8_t* y = tokens.quants.data() + cell * kGroups * 64;
+        alignas(32) uint8_t q[Rows][32];
+        __m512i pairs[Rows];
+        for (int k = 0; k < Rows; ++k) {
+            const uint8_t* x = g.row(r + k) + b * sizeof(BlockQ4_0);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(q[k]),
+                               nibbles(x + offsetof(BlockQ4_0, qs)));
+            pairs[k] = _mm512_setzero_si512();
+        }
+        for (int group = 0; group < kGroups; ++group) {
+            const __m512i activations = _mm512_loadu_si512(y + group * 64);
+            for (int k = 0; k < Rows; ++k) {
+                int32_t four;
+                std::memcpy(&four, q[k] + 4 * group, sizeof four);
+                pairs[k] = _mm512_add_epi16(
+                    pairs[k], _mm512_maddubs_epi16(_mm512_set1_epi32(four), activations));
+            }
+        }
+        const __m512i offsets = _mm512_loadu_si512(tokens.offsets.data() + cell * kLanes);
+        const __m512 activationScales = _mm512_loadu_ps(tokens.scales.data() + cell * kLanes);
+        for (int k = 0; k < Rows; ++k) {
+            const __m512i isums = _mm512_sub_epi32(_mm512_madd_epi16(pairs[k], ones), offsets);
+            const float weightScale = halfAt(g.row(r + k) + b * sizeof(BlockQ4_0));
+            const __m512 scales = _mm512_mul_ps(_mm512_set1_ps(weightScale), activationScales);
+            // (the all-lanes masked form: GCC 12 warns about the plain one's undefined source)
+            const __m512 products = _mm512_maskz_cvtepi32_ps(0xffff, isums);
+            sums[k] = _mm512_fmadd_ps(products, scales, sums[k]);
+        }
+    }
+    for (int k = 0; k < Rows; ++k) {
+        alignas(64) float results[kLanes];
+        _mm512_store_ps(results, sums[k]);
+        for (int t = 0; t < count; ++t)
+            g.out[(t0 + t) * g.outStride + r + k] = results[t];
+    }
+}
+
+void q4_0Gemm(const GemmArgs& g, int tokens, int64_t rowBegin, int64_t rowEnd) {
+    thread_local InterleavedTokens interleaved;
+    interleaved.fill(g, tokens);
+    constexpr int64_t kPair = 2; // two rows share each activation load
+    const int64_t step =
+        std::max<int64_t>(kPair, static_cast<int64_t>(kRowBlockBytes / g.rowBytes) / kPair * kPair);
+    for (int64_t begin = rowBegin; begin < rowEnd; begin += step) {
+        const int64_t end = std::min(rowEnd, begin + step);
+        for (int t0 = 0; t0 < tokens; t0 += kLanes) {
+            const auto tile = static_cast<size_t>(t0 / kLanes);
+            const int count = std::min(kLanes, tokens - t0);
+            int64_t r = begin;
+            for (; r + kPair <= end; r += kPair)
+                q4_0Rows<kPair>(g, r, interleaved, tile, count, t0);
+            if (r < end) q4_0Rows<1>(g, r, interleaved, tile, count, t0);
+        }
+    }
+}
+
+void quantGemm(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t blocks,
+               const uint8_t* activations, size_t activationBytes, int tokens, float* out,
+               size_t outStride, int64_t rowBegin, int64_t rowEnd) {
+    const GemmArgs g{rows, rowBytes, blocks, activations, activationBytes, out, outStride};
+    if (type == GgmlType::Q4_0) return q4_0Gemm(g, tokens, rowBegin, rowEnd);
+    g_previousGemm(type, rows, rowBytes, blocks, activations, activationBytes, tokens, out,
+                   outStride, rowBegin, rowEnd);
+}
+
+} // namespace
+
+#endif
+
+#include "model/kernels/kernel_isa_end.h"
+
+// After fillIntrinsicGemmKernels: the types above take these products.
+void fillAvx512GemmKernels(KernelTable& table) {
+#if SINKSCOPE_KERNEL_ISA >= 2
+    g_previousGemm = table.quantGemm;
+    table.quantGemm = quantGemm;
+#else
+    (void)table;
+#endif
+}
+
+} // namespace sinkscope::SINKSCOPE_ISA_NAMESPACE
