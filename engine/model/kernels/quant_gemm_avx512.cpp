@@ -47,6 +47,7 @@ constexpr size_t kRowBlockBytes = 256 * 1024; // rows read once per chunk: they 
 // zero.
 struct InterleavedTokens {
     std::vector<uint8_t> quants;
+    std::vector<uint8_t> negated; // -q in the same layout (wrapping, as _mm256_sign_epi8 negates)
     std::vector<float> scales;
     std::vector<int32_t> offsets;
 
@@ -54,6 +55,7 @@ struct InterleavedTokens {
         const int tiles = (tokens + kLanes - 1) / kLanes;
         const auto cells = static_cast<size_t>(tiles) * static_cast<size_t>(g.blocks);
         quants.assign(cells * kGroups * 64, 0);
+        negated.assign(cells * kGroups * 64, 0);
         scales.assign(cells * kLanes, 0.0f);
         offsets.assign(cells * kLanes, 0);
         for (int token = 0; token < tokens; ++token) {
@@ -63,9 +65,11 @@ struct InterleavedTokens {
                 const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
                 const uint8_t* block = g.tokenRow(token) + b * kQ8_0Bytes;
                 const uint8_t* q = block + kQ8_0Quants;
-                for (int group = 0; group < kGroups; ++group)
-                    std::memcpy(&quants[(cell * kGroups + group) * 64 + 4 * lane], q + 4 * group,
-                                4);
+                for (int i = 0; i < 32; ++i) {
+                    const size_t at = (cell * kGroups + i / 4) * 64 + 4 * lane + i % 4;
+                    quants[at] = q[i];
+                    negated[at] = static_cast<uint8_t>(-q[i]);
+                }
                 scales[cell * kLanes + lane] = halfAt(block);
                 int sum = 0;
                 for (int i = 0; i < 32; ++i)
@@ -126,10 +130,68 @@ void q4_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, siz
     }
 }
 
-void q4_0Gemm(const GemmArgs& g, int tokens, int64_t rowBegin, int64_t rowEnd) {
+// Rows r .. r + Rows - 1 of Q8_0 / Q5_0 against one tile, as q8_0Dot sums a row: eight float
+// lanes, lane l taking d_w * d_a times the integer sum of values 4l..4l+3 of each block, folded
+// as ggml::foldLanes8 folds them. Lane l is group l here, one register of sixteen tokens each.
+template <int Rows, size_t BlockBytes, __m256i (*Quants)(const uint8_t*)>
+void signedRows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, size_t tile,
+                int count, int t0) {
+    const __m512i ones = _mm512_set1_epi16(1);
+    __m512 lanes[Rows][kGroups];
+    for (int k = 0; k < Rows; ++k)
+        for (int group = 0; group < kGroups; ++group)
+            lanes[k][group] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < g.blocks; ++b) {
+        const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
+        const uint8_t* y = tokens.quants.data() + cell * kGroups * 64;
+        const uint8_t* negatedY = tokens.negated.data() + cell * kGroups * 64;
+        const __m512 activationScales = _mm512_loadu_ps(tokens.scales.data() + cell * kLanes);
+        alignas(32) uint8_t q[Rows][32];
+        __m512 scales[Rows];
+        for (int k = 0; k < Rows; ++k) {
+            const uint8_t* x = g.row(r + k) + b * BlockBytes;
+            _mm256_store_si256(reinterpret_cast<__m256i*>(q[k]), Quants(x));
+            scales[k] = _mm512_mul_ps(_mm512_set1_ps(halfAt(x)), activationScales);
+        }
+        for (int group = 0; group < kGroups; ++group) {
+            const __m512i activations = _mm512_loadu_si512(y + group * 64);
+            for (int k = 0; k < Rows; ++k) {
+                int32_t four;
+                std::memcpy(&four, q[k] + 4 * group, sizeof four);
+                const __m512i w = _mm512_set1_epi32(four);
+                // |w| times y with w's sign, as signedLanes: the same pairs, the same integers
+                // (where w is 0, |w| makes the product 0 whatever y is given)
+                const __m512i signedY = _mm512_mask_loadu_epi8(activations, _mm512_movepi8_mask(w),
+                                                               negatedY + group * 64);
+                const __m512i sums =
+                    _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_abs_epi8(w), signedY), ones);
+                lanes[k][group] = _mm512_fmadd_ps(scales[k], _mm512_maskz_cvtepi32_ps(0xffff, sums),
+                                                  lanes[k][group]);
+            }
+        }
+    }
+    for (int k = 0; k < Rows; ++k) {
+        __m512 half[4];
+        for (int i = 0; i < 4; ++i)
+            half[i] = _mm512_add_ps(lanes[k][i + 4], lanes[k][i]);
+        alignas(64) float results[kLanes];
+        _mm512_store_ps(results, _mm512_add_ps(_mm512_add_ps(half[0], half[2]),
+                                               _mm512_add_ps(half[1], half[3])));
+        for (int t = 0; t < count; ++t)
+            g.out[(t0 + t) * g.outStride + r + k] = results[t];
+    }
+}
+
+// Rows [rowBegin, rowEnd) for `tokens` tokens: blocks of rows that stay in L2, each against
+// every tile; Pair computes two rows at once (they share each activation load), Single a last
+// odd one.
+using RowsOfTile = void (*)(const GemmArgs&, int64_t, const InterleavedTokens&, size_t, int, int);
+
+template <RowsOfTile Pair, RowsOfTile Single>
+void tiledGemm(const GemmArgs& g, int tokens, int64_t rowBegin, int64_t rowEnd) {
     thread_local InterleavedTokens interleaved;
     interleaved.fill(g, tokens);
-    constexpr int64_t kPair = 2; // two rows share each activation load
+    constexpr int64_t kPair = 2;
     const int64_t step =
         std::max<int64_t>(kPair, static_cast<int64_t>(kRowBlockBytes / g.rowBytes) / kPair * kPair);
     for (int64_t begin = rowBegin; begin < rowEnd; begin += step) {
@@ -139,8 +201,8 @@ void q4_0Gemm(const GemmArgs& g, int tokens, int64_t rowBegin, int64_t rowEnd) {
             const int count = std::min(kLanes, tokens - t0);
             int64_t r = begin;
             for (; r + kPair <= end; r += kPair)
-                q4_0Rows<kPair>(g, r, interleaved, tile, count, t0);
-            if (r < end) q4_0Rows<1>(g, r, interleaved, tile, count, t0);
+                Pair(g, r, interleaved, tile, count, t0);
+            if (r < end) Single(g, r, interleaved, tile, count, t0);
         }
     }
 }
@@ -149,7 +211,18 @@ void quantGemm(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
                const uint8_t* activations, size_t activationBytes, int tokens, float* out,
                size_t outStride, int64_t rowBegin, int64_t rowEnd) {
     const GemmArgs g{rows, rowBytes, blocks, activations, activationBytes, out, outStride};
-    if (type == GgmlType::Q4_0) return q4_0Gemm(g, tokens, rowBegin, rowEnd);
+    switch (type) {
+    case GgmlType::Q4_0:
+        return tiledGemm<q4_0Rows<2>, q4_0Rows<1>>(g, tokens, rowBegin, rowEnd);
+    case GgmlType::Q8_0:
+        return tiledGemm<signedRows<2, kQ8_0Bytes, q8_0Quants>,
+                         signedRows<1, kQ8_0Bytes, q8_0Quants>>(g, tokens, rowBegin, rowEnd);
+    case GgmlType::Q5_0:
+        return tiledGemm<signedRows<2, sizeof(BlockQ5_0), q5_0Quants>,
+                         signedRows<1, sizeof(BlockQ5_0), q5_0Quants>>(g, tokens, rowBegin, rowEnd);
+    default:
+        break;
+    }
     g_previousGemm(type, rows, rowBytes, blocks, activations, activationBytes, tokens, out,
                    outStride, rowBegin, rowEnd);
 }
