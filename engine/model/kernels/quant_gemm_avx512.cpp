@@ -1,5 +1,6 @@
 // A kernel source (model/kernels/kernel_isa_begin.h): batched prefill's matrix-matrix products with
-// 512-bit registers, for the AVX-512 level; the other levels' builds of this file are empty.
+// 512-bit registers (Q4_0, Q8_0, Q5_0, Q4_K, Q6_K), for the AVX-512 level; the other levels' builds
+// of this file are empty.
 //
 // The tokens lie across the register: their Q8_0 activations are interleaved so that 64 bytes hold
 // the same four values of sixteen tokens, and one four-byte group of a weight row, broadcast,
@@ -182,27 +183,201 @@ void signedRows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, s
     }
 }
 
-// Rows [rowBegin, rowEnd) for `tokens` tokens: blocks of rows that stay in L2, each against
-// every tile; Pair computes two rows at once (they share each activation load), Single a last
-// odd one.
-using RowsOfTile = void (*)(const GemmArgs&, int64_t, const InterleavedTokens&, size_t, int, int);
+// Every tile of sixteen tokens' Q8_K activations (256-value blocks), interleaved as
+// InterleavedTokens interleaves Q8_0: the 64 bytes at quants[((i * blocks + b) * 64 + g) * 64]
+// hold values 4g..4g+3 of the sixteen tokens. scales[(i * blocks + b) * 16 + t] is d;
+// minSums[((i * blocks + b) * 4 + p) * 16 + t] holds, as two int16, the block sums of sub-blocks
+// 2p and 2p + 1 (bsums[4p] + bsums[4p + 1], bsums[4p + 2] + bsums[4p + 3]) for Q4_K's mins;
+// offsets[((i * blocks + b) * 64 + g) * 16 + t] the 16-bit pair sums of 32 * y for Q6_K.
+struct InterleavedKTokens {
+    static constexpr int kKGroups = 64;
+    std::vector<uint8_t> quants;
+    std::vector<float> scales;
+    std::vector<int32_t> minSums;
+    std::vector<uint8_t> offsets;
 
-template <RowsOfTile Pair, RowsOfTile Single>
-void tiledGemm(const GemmArgs& g, int tokens, int64_t rowBegin, int64_t rowEnd) {
-    thread_local InterleavedTokens interleaved;
+    void fill(const GemmArgs& g, int tokens) {
+        const int tiles = (tokens + kLanes - 1) / kLanes;
+        const auto cells = static_cast<size_t>(tiles) * static_cast<size_t>(g.blocks);
+        quants.assign(cells * kKGroups * 64, 0);
+        scales.assign(cells * kLanes, 0.0f);
+        minSums.assign(cells * 4 * kLanes, 0);
+        offsets.resize(cells * kKGroups * 64);
+        for (int token = 0; token < tokens; ++token) {
+            const size_t tile = static_cast<size_t>(token / kLanes);
+            const int lane = token % kLanes;
+            for (int64_t b = 0; b < g.blocks; ++b) {
+                const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
+                const uint8_t* block = g.tokenRow(token) + b * kQ8KBytes;
+                for (int group = 0; group < kKGroups; ++group)
+                    std::memcpy(&quants[(cell * kKGroups + group) * 64 + 4 * lane],
+                                block + kQ8KQuants + 4 * group, 4);
+                scales[cell * kLanes + lane] = floatAt(block);
+                int16_t bsums[16];
+                std::memcpy(bsums, block + kQ8KSums, sizeof bsums);
+                for (int pair = 0; pair < 4; ++pair) {
+                    const auto low = static_cast<uint16_t>(bsums[4 * pair] + bsums[4 * pair + 1]);
+                    const auto high =
+                        static_cast<uint16_t>(bsums[4 * pair + 2] + bsums[4 * pair + 3]);
+                    minSums[(cell * 4 + pair) * kLanes + lane] =
+                        static_cast<int32_t>(low | (uint32_t{high} << 16));
+                }
+            }
+        }
+        const __m512i offset = _mm512_set1_epi8(32);
+        for (size_t at = 0; at < quants.size(); at += 64)
+            _mm512_storeu_si512(offsets.data() + at,
+                                _mm512_maddubs_epi16(offset, _mm512_loadu_si512(&quants[at])));
+    }
+};
+
+// A row's eight float lanes (lane l: values 4l..4l+3 of each 32) folded as ggml::foldLanes8, for
+// each token of a tile, stored to the output.
+void storeFolded(const GemmArgs& g, int64_t r, const __m512 lanes[kGroups], const __m512 extra,
+                 int count, int t0) {
+    __m512 half[4];
+    for (int i = 0; i < 4; ++i)
+        half[i] = _mm512_add_ps(lanes[i + 4], lanes[i]);
+    const __m512 folded =
+        _mm512_add_ps(_mm512_add_ps(half[0], half[2]), _mm512_add_ps(half[1], half[3]));
+    alignas(64) float results[kLanes];
+    _mm512_store_ps(results, _mm512_add_ps(folded, extra));
+    for (int t = 0; t < count; ++t)
+        g.out[(t0 + t) * g.outStride + r] = results[t];
+}
+
+// Row r of Q4_K against one tile, as dotQ4_K: each sub-block's nibbles times the activations
+// scaled by its 6-bit scale into integer lanes, the mins' pair sums into four float lanes, the
+// lanes folded and the mins added ((m0 + m2) + (m1 + m3)).
+void q4_KRow(const GemmArgs& g, int64_t r, const InterleavedKTokens& tokens, size_t tile, int count,
+             int t0) {
+    __m512 sums[kGroups];
+    __m512 minLanes[4];
+    for (int l = 0; l < kGroups; ++l)
+        sums[l] = _mm512_setzero_ps();
+    for (int p = 0; p < 4; ++p)
+        minLanes[p] = _mm512_setzero_ps();
+    const __m256i lowNibbles = _mm256_set1_epi8(0x0f);
+    for (int64_t b = 0; b < g.blocks; ++b) {
+        const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
+        const uint8_t* y = tokens.quants.data() + cell * InterleavedKTokens::kKGroups * 64;
+        const uint8_t* x = g.row(r) + b * sizeof(BlockQ4_K);
+        const uint8_t* qs = x + offsetof(BlockQ4_K, qs);
+        __m512i lanes[kGroups];
+        for (int l = 0; l < kGroups; ++l)
+            lanes[l] = _mm512_setzero_si512();
+        uint32_t minPairs[4] = {};
+        for (int sub = 0; sub < 8; ++sub) {
+            const ScaleMin packed = kQuantScaleMin(x + offsetof(BlockQ4_K, scales), sub);
+            minPairs[sub / 2] |= packed.min << (16 * (sub % 2));
+            __m256i nibbleBytes = load32(qs + 32 * (sub / 2));
+            if (sub % 2) nibbleBytes = _mm256_srli_epi16(nibbleBytes, 4);
+            alignas(32) uint8_t q[32];
+            _mm256_store_si256(reinterpret_cast<__m256i*>(q),
+                               _mm256_and_si256(nibbleBytes, lowNibbles));
+            const __m512i scale = _mm512_set1_epi16(static_cast<short>(packed.scale));
+            for (int l = 0; l < kGroups; ++l) {
+                int32_t four;
+                std::memcpy(&four, q + 4 * l, sizeof four);
+                const __m512i pairs = _mm512_maddubs_epi16(
+                    _mm512_set1_epi32(four), _mm512_loadu_si512(y + (sub * kGroups + l) * 64));
+                lanes[l] = _mm512_add_epi32(lanes[l], _mm512_madd_epi16(pairs, scale));
+            }
+        }
+        const __m512 activationScales = _mm512_loadu_ps(tokens.scales.data() + cell * kLanes);
+        const __m512 scales = _mm512_mul_ps(activationScales, _mm512_set1_ps(halfAt(x)));
+        for (int l = 0; l < kGroups; ++l)
+            sums[l] = _mm512_fmadd_ps(scales, _mm512_maskz_cvtepi32_ps(0xffff, lanes[l]), sums[l]);
+        // dmin = -d_a * dmin_w, as dotQ4_K takes it
+        const __m512 dmin = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), activationScales),
+                                          _mm512_set1_ps(halfAt(x + offsetof(BlockQ4_K, dmin))));
+        for (int p = 0; p < 4; ++p) {
+            const __m512i sumsOfPair =
+                _mm512_loadu_si512(tokens.minSums.data() + (cell * 4 + p) * kLanes);
+            const __m512i products =
+                _mm512_madd_epi16(sumsOfPair, _mm512_set1_epi32(static_cast<int32_t>(minPairs[p])));
+            minLanes[p] =
+                _mm512_fmadd_ps(dmin, _mm512_maskz_cvtepi32_ps(0xffff, products), minLanes[p]);
+        }
+    }
+    const __m512 mins = _mm512_add_ps(_mm512_add_ps(minLanes[0], minLanes[2]),
+                                      _mm512_add_ps(minLanes[1], minLanes[3]));
+    storeFolded(g, r, sums, mins, count, t0);
+}
+
+// Row r of Q6_K against one tile, as dotQ6_K: (q * y) - (32 * y) on the unsigned quants, each 16
+// values scaled by their int8 scale.
+void q6_KRow(const GemmArgs& g, int64_t r, const InterleavedKTokens& tokens, size_t tile, int count,
+             int t0) {
+    __m512 sums[kGroups];
+    for (int l = 0; l < kGroups; ++l)
+        sums[l] = _mm512_setzero_ps();
+    const __m256i lowNibbles = _mm256_set1_epi8(0x0f);
+    const __m256i twoBits = _mm256_set1_epi8(3);
+    for (int64_t b = 0; b < g.blocks; ++b) {
+        const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
+        const size_t groupsAt = cell * InterleavedKTokens::kKGroups * 64;
+        const uint8_t* y = tokens.quants.data() + groupsAt;
+        const uint8_t* offsets = tokens.offsets.data() + groupsAt;
+        const uint8_t* x = g.row(r) + b * sizeof(BlockQ6_K);
+        const uint8_t* ql = x + offsetof(BlockQ6_K, ql);
+        const uint8_t* qh = x + offsetof(BlockQ6_K, qh);
+        const auto* scales = reinterpret_cast<const int8_t*>(x + offsetof(BlockQ6_K, scales));
+        __m512i lanes[kGroups];
+        for (int l = 0; l < kGroups; ++l)
+            lanes[l] = _mm512_setzero_si512();
+        for (int quarter = 0; quarter < 8; ++quarter) { // values 32 quarter + l
+            const int half = quarter / 4;
+            const int k = quarter % 4;
+            __m256i low = load32(ql + 64 * half + 32 * (k & 1));
+            if (k >= 2) low = _mm256_srli_epi16(low, 4);
+            const __m256i high =
+                _mm256_and_si256(_mm256_srli_epi16(load32(qh + 32 * half), 2 * k), twoBits);
+            alignas(32) uint8_t q[32];
+            _mm256_store_si256(
+                reinterpret_cast<__m256i*>(q),
+                _mm256_or_si256(_mm256_and_si256(low, lowNibbles), _mm256_slli_epi16(high, 4)));
+            for (int l = 0; l < kGroups; ++l) {
+                int32_t four;
+                std::memcpy(&four, q + 4 * l, sizeof four);
+                const size_t at = static_cast<size_t>(quarter * kGroups + l) * 64;
+                const __m512i pairs = _mm512_sub_epi16(
+                    _mm512_maddubs_epi16(_mm512_set1_epi32(four), _mm512_loadu_si512(y + at)),
+                    _mm512_loadu_si512(offsets + at));
+                const __m512i scale = _mm512_set1_epi16(scales[2 * quarter + l / 4]);
+                lanes[l] = _mm512_add_epi32(lanes[l], _mm512_madd_epi16(pairs, scale));
+            }
+        }
+        const __m512 activationScales = _mm512_loadu_ps(tokens.scales.data() + cell * kLanes);
+        const __m512 scale =
+            _mm512_mul_ps(activationScales, _mm512_set1_ps(halfAt(x + offsetof(BlockQ6_K, d))));
+        for (int l = 0; l < kGroups; ++l)
+            sums[l] = _mm512_fmadd_ps(scale, _mm512_maskz_cvtepi32_ps(0xffff, lanes[l]), sums[l]);
+    }
+    storeFolded(g, r, sums, _mm512_setzero_ps(), count, t0);
+}
+
+// Rows [rowBegin, rowEnd) for `tokens` tokens: blocks of rows that stay in L2, each against
+// every tile; `several` computes Rows rows at once (they share each activation load), `one` the
+// rows past the last whole group.
+template <typename Tokens, int Rows>
+void tiledGemm(const GemmArgs& g, int tokens, int64_t rowBegin, int64_t rowEnd,
+               void (*several)(const GemmArgs&, int64_t, const Tokens&, size_t, int, int),
+               void (*one)(const GemmArgs&, int64_t, const Tokens&, size_t, int, int)) {
+    thread_local Tokens interleaved;
     interleaved.fill(g, tokens);
-    constexpr int64_t kPair = 2;
     const int64_t step =
-        std::max<int64_t>(kPair, static_cast<int64_t>(kRowBlockBytes / g.rowBytes) / kPair * kPair);
+        std::max<int64_t>(Rows, static_cast<int64_t>(kRowBlockBytes / g.rowBytes) / Rows * Rows);
     for (int64_t begin = rowBegin; begin < rowEnd; begin += step) {
         const int64_t end = std::min(rowEnd, begin + step);
         for (int t0 = 0; t0 < tokens; t0 += kLanes) {
             const auto tile = static_cast<size_t>(t0 / kLanes);
             const int count = std::min(kLanes, tokens - t0);
             int64_t r = begin;
-            for (; r + kPair <= end; r += kPair)
-                Pair(g, r, interleaved, tile, count, t0);
-            if (r < end) Single(g, r, interleaved, tile, count, t0);
+            for (; r + Rows <= end; r += Rows)
+                several(g, r, interleaved, tile, count, t0);
+            for (; r < end; ++r)
+                one(g, r, interleaved, tile, count, t0);
         }
     }
 }
@@ -213,13 +388,20 @@ void quantGemm(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
     const GemmArgs g{rows, rowBytes, blocks, activations, activationBytes, out, outStride};
     switch (type) {
     case GgmlType::Q4_0:
-        return tiledGemm<q4_0Rows<2>, q4_0Rows<1>>(g, tokens, rowBegin, rowEnd);
+        return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd, q4_0Rows<2>,
+                                               q4_0Rows<1>);
     case GgmlType::Q8_0:
-        return tiledGemm<signedRows<2, kQ8_0Bytes, q8_0Quants>,
-                         signedRows<1, kQ8_0Bytes, q8_0Quants>>(g, tokens, rowBegin, rowEnd);
+        return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd,
+                                               signedRows<2, kQ8_0Bytes, q8_0Quants>,
+                                               signedRows<1, kQ8_0Bytes, q8_0Quants>);
     case GgmlType::Q5_0:
-        return tiledGemm<signedRows<2, sizeof(BlockQ5_0), q5_0Quants>,
-                         signedRows<1, sizeof(BlockQ5_0), q5_0Quants>>(g, tokens, rowBegin, rowEnd);
+        return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd,
+                                               signedRows<2, sizeof(BlockQ5_0), q5_0Quants>,
+                                               signedRows<1, sizeof(BlockQ5_0), q5_0Quants>);
+    case GgmlType::Q4_K:
+        return tiledGemm<InterleavedKTokens, 1>(g, tokens, rowBegin, rowEnd, q4_KRow, q4_KRow);
+    case GgmlType::Q6_K:
+        return tiledGemm<InterleavedKTokens, 1>(g, tokens, rowBegin, rowEnd, q6_KRow, q6_KRow);
     default:
         break;
     }
