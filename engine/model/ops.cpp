@@ -66,6 +66,26 @@ void matmat(const Matrix& w, const float* x, int tokens, float* out, ThreadPool*
     quantMatmat(w.type, w.quantized, w.rows, w.cols, x, tokens, out, activations, pool);
 }
 
+void matmatEach(std::span<const Product> products, const float* x, int tokens, ThreadPool* pool) {
+    thread_local std::vector<std::byte> activations; // [tokens][activation row bytes]
+    size_t activationBytes = 0;
+    const Matrix* quantizedFor = nullptr; // the matrix whose activation type they hold
+    for (const Product& product : products) {
+        const Matrix& w = *product.w;
+        if (w.data) {
+            matmat(w, x, tokens, product.out, pool);
+            continue;
+        }
+        if (!quantizedFor || activationType(quantizedFor->type) != activationType(w.type) ||
+            quantizedFor->cols != w.cols) {
+            activationBytes = quantizeTokens(w.type, x, tokens, w.cols, activations, pool);
+            quantizedFor = &w;
+        }
+        quantMatmatPrepared(w.type, w.quantized, w.rows, w.cols, activations.data(),
+                            activationBytes, tokens, product.out, pool);
+    }
+}
+
 void matrixRow(const Matrix& w, int row, float* out) {
     if (w.data)
         std::copy_n(w.data + static_cast<size_t>(row) * w.cols, w.cols, out);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 namespace sinkscope {
 
@@ -23,6 +24,14 @@ void matvec(const Matrix& w, const float* x, float* out, ThreadPool* pool = null
 // The product for a block of tokens: out[t][rows] = W . x[t] for t in [0, tokens), x
 // [tokens][cols], out [tokens][rows]; each token's result is matvec's, bit for bit.
 void matmat(const Matrix& w, const float* x, int tokens, float* out, ThreadPool* pool = nullptr);
+// Several products of one input (q, k and v; gate and up), each as matmat computes it: the input
+// is quantized once for every run of matrices that share an activation type.
+struct Product {
+    const Matrix* w = nullptr;
+    float* out = nullptr; // [tokens][w->rows]
+};
+void matmatEach(std::span<const Product> products, const float* x, int tokens,
+                ThreadPool* pool = nullptr);
 // out[cols] = row `row` of W, as f32 (an embedding lookup)
 void matrixRow(const Matrix& w, int row, float* out);
 // out[n] = x[n] / sqrt(mean(x^2) + eps) * weight[n]

@@ -155,30 +155,47 @@ void quantMatvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const
         rowRange(0, rows);
 }
 
-void quantMatmat(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
-                 int tokens, float* out, std::vector<std::byte>& scratch, ThreadPool* pool) {
-    const int64_t blocks = requireDotRow(type, cols);
-    if (rows < 0 || tokens < 0)
-        throw std::invalid_argument("negative row or token count " + std::to_string(rows) + ", " +
-                                    std::to_string(tokens));
+size_t quantizeTokens(GgmlType type, const float* x, int tokens, int64_t cols,
+                      std::vector<std::byte>& scratch, ThreadPool* pool) {
+    requireDotRow(type, cols);
+    if (tokens < 0) throw std::invalid_argument("negative token count " + std::to_string(tokens));
     const GgmlType activation = activationType(type);
-    // scratch: [tokens][activationBytes], each token's row quantized as quantMatvec quantizes it
     const auto activationBytes =
         static_cast<size_t>(*ggmlByteSize(activation, static_cast<uint64_t>(cols)));
     scratch.resize(activationBytes * static_cast<size_t>(tokens));
-    for (int t = 0; t < tokens; ++t)
-        quantizeForDot(activation, x + static_cast<size_t>(t) * static_cast<size_t>(cols),
-                       scratch.data() + static_cast<size_t>(t) * activationBytes, cols);
+    const auto quantizeRange = [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t)
+            quantizeForDot(activation, x + static_cast<size_t>(t) * static_cast<size_t>(cols),
+                           scratch.data() + static_cast<size_t>(t) * activationBytes, cols);
+    };
+    if (pool)
+        pool->forRanges(tokens, 1, quantizeRange, int64_t{tokens} * cols);
+    else
+        quantizeRange(0, tokens);
+    return activationBytes;
+}
+
+void quantMatmatPrepared(GgmlType type, const void* w, int64_t rows, int64_t cols,
+                         const std::byte* activations, size_t activationBytes, int tokens,
+                         float* out, ThreadPool* pool) {
+    const int64_t blocks = requireDotRow(type, cols);
+    if (rows < 0) throw std::invalid_argument("negative row count " + std::to_string(rows));
     const auto rowBytes = static_cast<size_t>(*ggmlByteSize(type, static_cast<uint64_t>(cols)));
     const auto rowRange = [&](int64_t begin, int64_t end) {
         kernels().quantGemm(type, static_cast<const uint8_t*>(w), rowBytes, blocks,
-                            reinterpret_cast<const uint8_t*>(scratch.data()), activationBytes,
-                            tokens, out, static_cast<size_t>(rows), begin, end);
+                            reinterpret_cast<const uint8_t*>(activations), activationBytes, tokens,
+                            out, static_cast<size_t>(rows), begin, end);
     };
     if (pool)
         pool->forRanges(rows, 4, rowRange, rows * cols * tokens);
     else
         rowRange(0, rows);
+}
+
+void quantMatmat(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
+                 int tokens, float* out, std::vector<std::byte>& scratch, ThreadPool* pool) {
+    const size_t activationBytes = quantizeTokens(type, x, tokens, cols, scratch, pool);
+    quantMatmatPrepared(type, w, rows, cols, scratch.data(), activationBytes, tokens, out, pool);
 }
 
 } // namespace sinkscope

@@ -54,6 +54,15 @@ void quantMatmat(GgmlType type, const void* w, int64_t rows, int64_t cols, const
                  int tokens, float* out, std::vector<std::byte>& scratch,
                  ThreadPool* pool = nullptr);
 
+// quantMatmat in two steps, so that several matrices of one activation type share the input's
+// quantization: x[tokens][cols] quantized into scratch ([tokens][activation bytes]; returns the
+// bytes of one token's row), then the product from those activations.
+size_t quantizeTokens(GgmlType type, const float* x, int tokens, int64_t cols,
+                      std::vector<std::byte>& scratch, ThreadPool* pool = nullptr);
+void quantMatmatPrepared(GgmlType type, const void* w, int64_t rows, int64_t cols,
+                         const std::byte* activations, size_t activationBytes, int tokens,
+                         float* out, ThreadPool* pool = nullptr);
+
 namespace ref {
 float quantDot(GgmlType weightType, const void* weightRow, const void* activationRow, int64_t n);
 } // namespace ref

@@ -212,9 +212,8 @@ void forwardChunk(const Model& model, KvCache& cache, RunState& s, PrefillChunk&
         const LayerWeights& lw = w.layers[layer];
         // attention block: the projections over the chunk, then each token's write and attention
         normalizeRows(a.x.data(), lw.attnNorm, tokens, c, a.xn.data());
-        matmat(lw.wq, a.xn.data(), tokens, a.q.data(), pool);
-        matmat(lw.wk, a.xn.data(), tokens, a.k.data(), pool);
-        matmat(lw.wv, a.xn.data(), tokens, a.v.data(), pool);
+        const Product qkv[] = {{&lw.wq, a.q.data()}, {&lw.wk, a.k.data()}, {&lw.wv, a.v.data()}};
+        matmatEach(qkv, a.xn.data(), tokens, pool);
         for (int t = 0; t < tokens; ++t) {
             const AttentionQuery& query = queries[t];
             float* k = a.k.data() + t * kvDim;
@@ -230,8 +229,8 @@ void forwardChunk(const Model& model, KvCache& cache, RunState& s, PrefillChunk&
         addInPlace(a.x.data(), a.blockOut.data(), tokens * embd);
         // feed-forward block over the chunk
         normalizeRows(a.x.data(), lw.ffnNorm, tokens, c, a.xn.data());
-        matmat(lw.wGate, a.xn.data(), tokens, a.gate.data(), pool);
-        matmat(lw.wUp, a.xn.data(), tokens, a.up.data(), pool);
+        const Product gateUp[] = {{&lw.wGate, a.gate.data()}, {&lw.wUp, a.up.data()}};
+        matmatEach(gateUp, a.xn.data(), tokens, pool);
         for (int t = 0; t < tokens; ++t) // per token: swiglu's vector/tail split is per row
             ggml::swiglu(a.gate.data() + t * ff, a.up.data() + t * ff, c.nFf);
         matmat(lw.wDown, a.gate.data(), tokens, a.blockOut.data(), pool);

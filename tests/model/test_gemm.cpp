@@ -38,6 +38,21 @@ QString where(Isa isa, GgmlType type, int64_t cols, int token, int64_t row) {
         .arg(row);
 }
 
+// A Matrix over `bytes` (rows x cols of `type`), kept in its type (F32 as floats).
+Matrix matrixOver(const Bytes& bytes, GgmlType type, int rows, int cols) {
+    Matrix w;
+    w.rows = rows;
+    w.cols = cols;
+    w.type = type;
+    if (type == GgmlType::F32) {
+        w.data = reinterpret_cast<const float*>(bytes.data());
+    } else {
+        w.quantized = bytes.data();
+        w.rowBytes = *ggmlByteSize(type, cols);
+    }
+    return w;
+}
+
 } // namespace
 
 class TestGemm : public QObject {
@@ -46,6 +61,7 @@ private slots:
     void quantGemmEqualsRowKernelsAtEveryLevel();
     void f32GemmEqualsRowKernelsAtEveryLevel();
     void matmatEqualsMatvecOnThreads();
+    void productsOfOneInputShareItsQuantization();
 };
 
 void TestGemm::quantGemmEqualsRowKernelsAtEveryLevel() {
@@ -123,16 +139,7 @@ void TestGemm::matmatEqualsMatvecOnThreads() {
                                 GgmlType::Q6_K, GgmlType::Q5_0}) {
         constexpr int rows = 301, cols = 1024, tokens = 9;
         const Bytes bytes = randomRow(type, int64_t{rows} * cols, 0.1f, generator);
-        Matrix w;
-        w.rows = rows;
-        w.cols = cols;
-        w.type = type;
-        if (type == GgmlType::F32) {
-            w.data = reinterpret_cast<const float*>(bytes.data());
-        } else {
-            w.quantized = bytes.data();
-            w.rowBytes = *ggmlByteSize(type, cols);
-        }
+        const Matrix w = matrixOver(bytes, type, rows, cols);
         const std::vector<float> x = randomValues(size_t{tokens} * cols, 1.0f, generator);
         std::vector<float> got(size_t{tokens} * rows);
         matmat(w, x.data(), tokens, got.data(), &pool);
@@ -145,6 +152,42 @@ void TestGemm::matmatEqualsMatvecOnThreads() {
                          qPrintable(where(activeIsa(), type, cols, t, r)));
         }
     }
+}
+
+// q/k/v and gate/up in one call: runs of matrices with the same activation type (Q4_0 then Q8_0
+// on Q8_0 activations, Q4_K then Q6_K on Q8_K) share one quantization, an F32 one in between
+// takes x as it is; every output is matvec's for each token.
+void TestGemm::productsOfOneInputShareItsQuantization() {
+    ThreadPool pool(2);
+    std::mt19937 generator(8);
+    constexpr int cols = 512, tokens = 19;
+    const GgmlType types[] = {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::F32,
+                              GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q5_0};
+    const int rows[] = {40, 24, 9, 33, 16, 8};
+    std::vector<Bytes> bytes;
+    std::vector<Matrix> matrices;
+    std::vector<std::vector<float>> outputs;
+    for (size_t i = 0; i < std::size(types); ++i) {
+        bytes.push_back(randomRow(types[i], int64_t{rows[i]} * cols, 0.1f, generator));
+        outputs.emplace_back(static_cast<size_t>(tokens) * rows[i]);
+    }
+    for (size_t i = 0; i < std::size(types); ++i)
+        matrices.push_back(matrixOver(bytes[i], types[i], rows[i], cols));
+    std::vector<Product> products;
+    for (size_t i = 0; i < matrices.size(); ++i)
+        products.push_back({&matrices[i], outputs[i].data()});
+    const std::vector<float> x = randomValues(size_t{tokens} * cols, 1.0f, generator);
+    matmatEach(products, x.data(), tokens, &pool);
+    for (size_t i = 0; i < matrices.size(); ++i)
+        for (int t = 0; t < tokens; ++t) {
+            std::vector<float> expected(rows[i]);
+            matvec(matrices[i], x.data() + static_cast<size_t>(t) * cols, expected.data());
+            for (int r = 0; r < rows[i]; ++r)
+                QVERIFY2(
+                    std::bit_cast<uint32_t>(outputs[i][static_cast<size_t>(t) * rows[i] + r]) ==
+                        std::bit_cast<uint32_t>(expected[r]),
+                    qPrintable(where(activeIsa(), types[i], cols, t, r)));
+        }
 }
 
 QTEST_GUILESS_MAIN(TestGemm)

@@ -66,15 +66,17 @@ struct InterleavedTokens {
                 const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
                 const uint8_t* block = g.tokenRow(token) + b * kQ8_0Bytes;
                 const uint8_t* q = block + kQ8_0Quants;
-                for (int i = 0; i < 32; ++i) {
-                    const size_t at = (cell * kGroups + i / 4) * 64 + 4 * lane + i % 4;
-                    quants[at] = q[i];
-                    negated[at] = static_cast<uint8_t>(-q[i]);
+                alignas(32) uint8_t minus[32];
+                _mm256_store_si256(reinterpret_cast<__m256i*>(minus),
+                                   _mm256_sub_epi8(_mm256_setzero_si256(), load32(q)));
+                for (int group = 0; group < kGroups; ++group) {
+                    const size_t at = (cell * kGroups + group) * 64 + 4 * lane;
+                    std::memcpy(&quants[at], q + 4 * group, 4);
+                    std::memcpy(&negated[at], minus + 4 * group, 4);
                 }
                 scales[cell * kLanes + lane] = halfAt(block);
-                int sum = 0;
-                for (int i = 0; i < 32; ++i)
-                    sum += static_cast<int8_t>(q[i]);
+                const int sum = sumOfLanes(_mm256_madd_epi16(
+                    _mm256_maddubs_epi16(_mm256_set1_epi8(1), load32(q)), _mm256_set1_epi16(1)));
                 offsets[cell * kLanes + lane] = 8 * sum;
             }
         }
