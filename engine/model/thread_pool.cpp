@@ -8,9 +8,10 @@ namespace sinkscope {
 namespace {
 
 // How long a worker spins for the next job before it sleeps: long enough to bridge the gap
-// between two matrix products of a decode step (a norm, RoPE, attention on the calling thread),
-// short enough that an idle session gives its cores back at once.
-constexpr auto kSpinTime = std::chrono::microseconds(200);
+// between two matrix products of a decode step or of a prefill chunk (norms, RoPE, a chunk's
+// attention on the calling thread; waking a sleeping worker costs tens of microseconds on a
+// virtual machine), short enough that an idle session gives its cores back at once.
+constexpr auto kSpinTime = std::chrono::microseconds(1000);
 
 constexpr int kSpinsBeforeYield = 4096;
 

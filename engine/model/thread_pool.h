@@ -16,9 +16,10 @@ namespace sinkscope {
 
 class ThreadPool {
 public:
-    // Multiply-adds (about): a job smaller than this is not split. A decode step's products of a
-    // model of a few million parameters and up are larger.
-    static constexpr int64_t kMinParallelWork = 32 * 1024;
+    // Multiply-adds (about): a job smaller than this is not split (a few microseconds of work,
+    // less than handing it over costs). A decode step's products of a model of tens of millions
+    // of parameters and up are larger; stories260K's are not.
+    static constexpr int64_t kMinParallelWork = 128 * 1024;
 
     // threads >= 1 (clamped); 1 runs every job on the calling thread.
     explicit ThreadPool(int threads);
