@@ -74,7 +74,7 @@ void encodeInt8(const float* values, int kvDim, uint8_t* out) {
 }
 
 // values[d * stride] for d < kvDim: stride 1 fills a row, stride n one column of [kvDim][n].
-void decodeInt8(const uint8_t* in, int kvDim, float* values, size_t stride = 1) {
+void decodeInt8(const uint8_t* in, int kvDim, float* values) {
     const size_t groups = groupsPerRow(kvDim);
     const auto* quants = reinterpret_cast<const int8_t*>(in);
     const uint8_t* scales = in + groups * kGroup;
@@ -83,7 +83,7 @@ void decodeInt8(const uint8_t* in, int kvDim, float* values, size_t stride = 1) 
         std::memcpy(&scale, scales + g * sizeof(float), sizeof(float));
         const size_t end = std::min((g + 1) * kGroup, static_cast<size_t>(kvDim));
         for (size_t d = g * kGroup; d < end; ++d)
-            values[d * stride] = scale * static_cast<float>(quants[d]);
+            values[d] = scale * static_cast<float>(quants[d]);
     }
 }
 
@@ -131,6 +131,7 @@ KvCache::KvCache(const KvCacheShape& shape) : m_shape(shape) {
     m_keys.assign(bytes, 0);
     m_values.assign(bytes, 0);
     m_slots.assign(static_cast<size_t>(slotCount()), SlotInfo{});
+    m_rowScratch.resize(static_cast<size_t>(m_shape.kvDim) * kGatherRows);
 }
 
 int KvCache::place(int32_t token, int64_t position, bool sink) {
@@ -170,22 +171,22 @@ void KvCache::gatherK(int layer, std::span<const int> slots, float* columns) con
     gather(m_keys, layer, slots, columns);
 }
 
-// Decodes straight into the transposed layout; the int8 rows are the hot case (the default), so
-// they skip the row scratch.
 void KvCache::gather(const std::vector<uint8_t>& store, int layer, std::span<const int> slots,
                      float* columns) const {
     const size_t count = slots.size();
     const auto width = static_cast<size_t>(m_shape.kvDim);
-    if (m_shape.kvBits == 8) {
-        for (size_t i = 0; i < count; ++i)
-            decodeInt8(row(store, layer, slots[i]), m_shape.kvDim, columns + i, count);
-        return;
-    }
-    m_rowScratch.resize(width);
-    for (size_t i = 0; i < count; ++i) {
-        decode(row(store, layer, slots[i]), m_rowScratch.data());
-        for (size_t d = 0; d < width; ++d)
-            columns[d * count + i] = m_rowScratch[d];
+    // kGatherRows rows at a time: decoded contiguously into the scratch ([kGatherRows][kvDim]),
+    // then each value's run of kGatherRows slots written at once (one scattered value per slot
+    // and value would touch a cache line per write).
+    for (size_t first = 0; first < count; first += kGatherRows) {
+        const size_t rows = std::min(kGatherRows, count - first);
+        for (size_t i = 0; i < rows; ++i)
+            decode(row(store, layer, slots[first + i]), m_rowScratch.data() + i * width);
+        for (size_t d = 0; d < width; ++d) {
+            float* run = columns + d * count + first;
+            for (size_t i = 0; i < rows; ++i)
+                run[i] = m_rowScratch[i * width + d];
+        }
     }
 }
 

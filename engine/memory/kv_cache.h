@@ -74,7 +74,8 @@ private:
     std::vector<uint8_t> m_keys;             // [layers][slots][rowBytes]
     std::vector<uint8_t> m_values;           // [layers][slots][rowBytes]
     std::vector<SlotInfo> m_slots;           // [slots]
-    mutable std::vector<float> m_rowScratch; // [kvDim] one decoded row, for gather
+    static constexpr size_t kGatherRows = 8;
+    mutable std::vector<float> m_rowScratch; // [kGatherRows][kvDim] decoded rows, for gather
     int m_sinksUsed = 0;
     int64_t m_ringWrites = 0;
     int64_t m_evictions = 0;
