@@ -51,6 +51,7 @@ struct InterleavedTokens {
     std::vector<uint8_t> negated; // -q in the same layout (wrapping, as _mm256_sign_epi8 negates)
     std::vector<float> scales;
     std::vector<int32_t> offsets;
+    std::vector<int32_t> groupOffsets; // [cell][group][16]: 16 times the sum of the group's quants
 
     void fill(const GemmArgs& g, int tokens) {
         const int tiles = (tokens + kLanes - 1) / kLanes;
@@ -59,6 +60,7 @@ struct InterleavedTokens {
         negated.assign(cells * kGroups * 64, 0);
         scales.assign(cells * kLanes, 0.0f);
         offsets.assign(cells * kLanes, 0);
+        groupOffsets.assign(cells * kGroups * kLanes, 0);
         for (int token = 0; token < tokens; ++token) {
             const size_t tile = static_cast<size_t>(token / kLanes);
             const int lane = token % kLanes;
@@ -73,6 +75,10 @@ struct InterleavedTokens {
                     const size_t at = (cell * kGroups + group) * 64 + 4 * lane;
                     std::memcpy(&quants[at], q + 4 * group, 4);
                     std::memcpy(&negated[at], minus + 4 * group, 4);
+                    int groupSum = 0;
+                    for (int i = 0; i < 4; ++i)
+                        groupSum += static_cast<int8_t>(q[4 * group + i]);
+                    groupOffsets[(cell * kGroups + group) * kLanes + lane] = 16 * groupSum;
                 }
                 scales[cell * kLanes + lane] = halfAt(block);
                 const int sum = sumOfLanes(_mm256_madd_epi16(
@@ -82,6 +88,21 @@ struct InterleavedTokens {
         }
     }
 };
+
+// A row's eight float lanes (lane l: values 4l..4l+3 of each 32) folded as ggml::foldLanes8, for
+// each token of a tile, stored to the output.
+void storeFolded(const GemmArgs& g, int64_t r, const __m512 lanes[kGroups], const __m512 extra,
+                 int count, int t0) {
+    __m512 half[4];
+    for (int i = 0; i < 4; ++i)
+        half[i] = _mm512_add_ps(lanes[i + 4], lanes[i]);
+    const __m512 folded =
+        _mm512_add_ps(_mm512_add_ps(half[0], half[2]), _mm512_add_ps(half[1], half[3]));
+    alignas(64) float results[kLanes];
+    _mm512_store_ps(results, _mm512_add_ps(folded, extra));
+    for (int t = 0; t < count; ++t)
+        g.out[(t0 + t) * g.outStride + r] = results[t];
+}
 
 // Rows r .. r + Rows - 1 of Q4_0 against one tile: for each row and token, as dotQ4_0 sums it,
 // fma(float(sum(q * y) - 8 sum(y)), d_w * d_a, sum) block after block. The nibbles of a block are
@@ -133,10 +154,10 @@ void q4_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, siz
     }
 }
 
-// Rows r .. r + Rows - 1 of Q8_0 / Q5_0 against one tile, as q8_0Dot sums a row: eight float
+// Rows r .. r + Rows - 1 of Q8_0 against one tile, as q8_0Dot sums a row: eight float
 // lanes, lane l taking d_w * d_a times the integer sum of values 4l..4l+3 of each block, folded
 // as ggml::foldLanes8 folds them. Lane l is group l here, one register of sixteen tokens each.
-template <int Rows, size_t BlockBytes, __m256i (*Quants)(const uint8_t*)>
+template <int Rows>
 void signedRows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, size_t tile,
                 int count, int t0) {
     const __m512i ones = _mm512_set1_epi16(1);
@@ -152,8 +173,8 @@ void signedRows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, s
         alignas(32) uint8_t q[Rows][32];
         __m512 scales[Rows];
         for (int k = 0; k < Rows; ++k) {
-            const uint8_t* x = g.row(r + k) + b * BlockBytes;
-            _mm256_store_si256(reinterpret_cast<__m256i*>(q[k]), Quants(x));
+            const uint8_t* x = g.row(r + k) + b * kQ8_0Bytes;
+            _mm256_store_si256(reinterpret_cast<__m256i*>(q[k]), q8_0Quants(x));
             scales[k] = _mm512_mul_ps(_mm512_set1_ps(halfAt(x)), activationScales);
         }
         for (int group = 0; group < kGroups; ++group) {
@@ -173,16 +194,52 @@ void signedRows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, s
             }
         }
     }
-    for (int k = 0; k < Rows; ++k) {
-        __m512 half[4];
-        for (int i = 0; i < 4; ++i)
-            half[i] = _mm512_add_ps(lanes[k][i + 4], lanes[k][i]);
-        alignas(64) float results[kLanes];
-        _mm512_store_ps(results, _mm512_add_ps(_mm512_add_ps(half[0], half[2]),
-                                               _mm512_add_ps(half[1], half[3])));
-        for (int t = 0; t < count; ++t)
-            g.out[(t0 + t) * g.outStride + r + k] = results[t];
+    for (int k = 0; k < Rows; ++k)
+        storeFolded(g, r + k, lanes[k], _mm512_setzero_ps(), count, t0);
+}
+
+// Rows r .. r + Rows - 1 of Q5_0 against one tile, as q8_0Dot sums a row (signedRows' lanes), with
+// the quants taken unsigned: q + 16 in [0, 31] multiplies y directly (no sign to move), and 16
+// times each group's activation sum, prepared once per tile, comes off: the same integers.
+template <int Rows>
+void q5_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, size_t tile, int count,
+              int t0) {
+    const __m512i ones = _mm512_set1_epi16(1);
+    __m512 lanes[Rows][kGroups];
+    for (int k = 0; k < Rows; ++k)
+        for (int group = 0; group < kGroups; ++group)
+            lanes[k][group] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < g.blocks; ++b) {
+        const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
+        const uint8_t* y = tokens.quants.data() + cell * kGroups * 64;
+        const int32_t* groupOffsets = tokens.groupOffsets.data() + cell * kGroups * kLanes;
+        const __m512 activationScales = _mm512_loadu_ps(tokens.scales.data() + cell * kLanes);
+        alignas(32) uint8_t q[Rows][32];
+        __m512 scales[Rows];
+        for (int k = 0; k < Rows; ++k) {
+            const uint8_t* x = g.row(r + k) + b * sizeof(BlockQ5_0);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(q[k]),
+                               _mm256_or_si256(nibbles(x + offsetof(BlockQ5_0, qs)),
+                                               fifthBits(x + offsetof(BlockQ5_0, qh))));
+            scales[k] = _mm512_mul_ps(_mm512_set1_ps(halfAt(x)), activationScales);
+        }
+        for (int group = 0; group < kGroups; ++group) {
+            const __m512i activations = _mm512_loadu_si512(y + group * 64);
+            const __m512i offset = _mm512_loadu_si512(groupOffsets + group * kLanes);
+            for (int k = 0; k < Rows; ++k) {
+                int32_t four;
+                std::memcpy(&four, q[k] + 4 * group, sizeof four);
+                const __m512i sums = _mm512_sub_epi32(
+                    _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_set1_epi32(four), activations),
+                                      ones),
+                    offset);
+                lanes[k][group] = _mm512_fmadd_ps(scales[k], _mm512_maskz_cvtepi32_ps(0xffff, sums),
+                                                  lanes[k][group]);
+            }
+        }
     }
+    for (int k = 0; k < Rows; ++k)
+        storeFolded(g, r + k, lanes[k], _mm512_setzero_ps(), count, t0);
 }
 
 // Every tile of sixteen tokens' Q8_K activations (256-value blocks), interleaved as
@@ -232,21 +289,6 @@ struct InterleavedKTokens {
                                 _mm512_maddubs_epi16(offset, _mm512_loadu_si512(&quants[at])));
     }
 };
-
-// A row's eight float lanes (lane l: values 4l..4l+3 of each 32) folded as ggml::foldLanes8, for
-// each token of a tile, stored to the output.
-void storeFolded(const GemmArgs& g, int64_t r, const __m512 lanes[kGroups], const __m512 extra,
-                 int count, int t0) {
-    __m512 half[4];
-    for (int i = 0; i < 4; ++i)
-        half[i] = _mm512_add_ps(lanes[i + 4], lanes[i]);
-    const __m512 folded =
-        _mm512_add_ps(_mm512_add_ps(half[0], half[2]), _mm512_add_ps(half[1], half[3]));
-    alignas(64) float results[kLanes];
-    _mm512_store_ps(results, _mm512_add_ps(folded, extra));
-    for (int t = 0; t < count; ++t)
-        g.out[(t0 + t) * g.outStride + r] = results[t];
-}
 
 // Row r of Q4_K against one tile, as dotQ4_K: each sub-block's nibbles times the activations
 // scaled by its 6-bit scale into integer lanes, the mins' pair sums into four float lanes, the
@@ -393,13 +435,11 @@ void quantGemm(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
         return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd, q4_0Rows<2>,
                                                q4_0Rows<1>);
     case GgmlType::Q8_0:
-        return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd,
-                                               signedRows<2, kQ8_0Bytes, q8_0Quants>,
-                                               signedRows<1, kQ8_0Bytes, q8_0Quants>);
+        return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd, signedRows<2>,
+                                               signedRows<1>);
     case GgmlType::Q5_0:
-        return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd,
-                                               signedRows<2, sizeof(BlockQ5_0), q5_0Quants>,
-                                               signedRows<1, sizeof(BlockQ5_0), q5_0Quants>);
+        return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd, q5_0Rows<2>,
+                                               q5_0Rows<1>);
     case GgmlType::Q4_K:
         return tiledGemm<InterleavedKTokens, 1>(g, tokens, rowBegin, rowEnd, q4_KRow, q4_KRow);
     case GgmlType::Q6_K:
