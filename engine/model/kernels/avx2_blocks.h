@@ -90,6 +90,19 @@ inline __m256i q5_0Quants(const uint8_t* x) {
     return _mm256_sub_epi8(q, _mm256_set1_epi8(16));
 }
 
+// The 32 unsigned 6-bit quants of Q6_K values 32 quarter .. 32 quarter + 31 (quarter in [0, 8);
+// quarter = 4 half + k: the low four bits from ql, the top two from qh).
+inline __m256i q6_KQuants(const uint8_t* ql, const uint8_t* qh, int quarter) {
+    const int half = quarter / 4;
+    const int k = quarter % 4;
+    __m256i low = load32(ql + 64 * half + 32 * (k & 1));
+    if (k >= 2) low = _mm256_srli_epi16(low, 4);
+    const __m256i high =
+        _mm256_and_si256(_mm256_srli_epi16(load32(qh + 32 * half), 2 * k), _mm256_set1_epi8(3));
+    return _mm256_or_si256(_mm256_and_si256(low, _mm256_set1_epi8(0x0f)),
+                           _mm256_slli_epi16(high, 4));
+}
+
 // Where a matrix-matrix product's tiles read (KernelTable::quantGemm): the weight rows and the
 // tokens' activation rows.
 struct GemmArgs {

@@ -121,8 +121,6 @@ float dotQ4_K(const void* w, const void* a, int64_t blocks) {
 // Q6_K: q - 32 times the activations as (q * y) - (32 * y) on unsigned q, each 16 values scaled
 // by their own int8 scale.
 float dotQ6_K(const void* w, const void* a, int64_t blocks) {
-    const __m256i lowNibbles = _mm256_set1_epi8(0x0f);
-    const __m256i twoBits = _mm256_set1_epi8(3);
     const __m256i offset = _mm256_set1_epi8(32);
     __m256 sums = _mm256_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b) {
@@ -132,15 +130,8 @@ float dotQ6_K(const void* w, const void* a, int64_t blocks) {
         const uint8_t* qh = x + offsetof(BlockQ6_K, qh);
         const auto* scales = reinterpret_cast<const int8_t*>(x + offsetof(BlockQ6_K, scales));
         __m256i lanes = _mm256_setzero_si256();
-        for (int quarter = 0; quarter < 8; ++quarter) { // values 128h + 32k + l
-            const int half = quarter / 4;
-            const int k = quarter % 4;
-            __m256i low = load32(ql + 64 * half + 32 * (k & 1));
-            if (k >= 2) low = _mm256_srli_epi16(low, 4);
-            const __m256i high =
-                _mm256_and_si256(_mm256_srli_epi16(load32(qh + 32 * half), 2 * k), twoBits);
-            const __m256i q =
-                _mm256_or_si256(_mm256_and_si256(low, lowNibbles), _mm256_slli_epi16(high, 4));
+        for (int quarter = 0; quarter < 8; ++quarter) {
+            const __m256i q = q6_KQuants(ql, qh, quarter);
             const __m256i activations = load32(y + kQ8KQuants + 32 * quarter);
             const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(q, activations),
                                                    _mm256_maddubs_epi16(offset, activations));

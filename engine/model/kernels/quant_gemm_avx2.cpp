@@ -188,8 +188,6 @@ void q4_KTile(const GemmArgs& g, int64_t r, int t0, int count) {
 
 // Q6_K, one row by `count` tokens, as dotQ6_K: (q * y) - (32 * y) on the unsigned quants.
 void q6_KTile(const GemmArgs& g, int64_t r, int t0, int count) {
-    const __m256i lowNibbles = _mm256_set1_epi8(0x0f);
-    const __m256i twoBits = _mm256_set1_epi8(3);
     const __m256i offset = _mm256_set1_epi8(32);
     __m256 sums[kTokens];
     for (int t = 0; t < count; ++t)
@@ -202,15 +200,8 @@ void q6_KTile(const GemmArgs& g, int64_t r, int t0, int count) {
         __m256i lanes[kTokens];
         for (int t = 0; t < count; ++t)
             lanes[t] = _mm256_setzero_si256();
-        for (int quarter = 0; quarter < 8; ++quarter) { // values 128h + 32k + l
-            const int half = quarter / 4;
-            const int k = quarter % 4;
-            __m256i low = load32(ql + 64 * half + 32 * (k & 1));
-            if (k >= 2) low = _mm256_srli_epi16(low, 4);
-            const __m256i high =
-                _mm256_and_si256(_mm256_srli_epi16(load32(qh + 32 * half), 2 * k), twoBits);
-            const __m256i q =
-                _mm256_or_si256(_mm256_and_si256(low, lowNibbles), _mm256_slli_epi16(high, 4));
+        for (int quarter = 0; quarter < 8; ++quarter) {
+            const __m256i q = q6_KQuants(ql, qh, quarter);
             const __m256i scale = _mm256_set_m128i(_mm_set1_epi16(scales[2 * quarter + 1]),
                                                    _mm_set1_epi16(scales[2 * quarter]));
             for (int t = 0; t < count; ++t) {

@@ -154,57 +154,44 @@ void q4_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, siz
     }
 }
 
-// Rows r .. r + Rows - 1 of Q8_0 against one tile, as q8_0Dot sums a row: eight float
+// How Q8_0 and Q5_0 form a group's integer sum for sixteen tokens at once (the same integers as
+// the row kernels' lanes). Q8_0's quants are signed: |w| times y with w's sign moved onto y, as
+// signedLanes does (where w is 0, |w| makes the product 0 whatever y is given). Q5_0's are taken
+// unsigned: q + 16 in [0, 31] multiplies y directly, and 16 times the group's activation sum,
+// prepared once per tile, comes off.
+struct Q8_0Groups {
+    static constexpr size_t kBlockBytes = sizeof(BlockQ8_0);
+    static __m256i quants(const uint8_t* x) { return q8_0Quants(x); }
+    static __m512i sums(__m512i w, __m512i y, const InterleavedTokens& tokens, size_t cell,
+                        int group) {
+        const uint8_t* negated = tokens.negated.data() + (cell * kGroups + group) * 64;
+        const __m512i signedY = _mm512_mask_loadu_epi8(y, _mm512_movepi8_mask(w), negated);
+        return _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_abs_epi8(w), signedY),
+                                 _mm512_set1_epi16(1));
+    }
+};
+
+struct Q5_0Groups {
+    static constexpr size_t kBlockBytes = sizeof(BlockQ5_0);
+    static __m256i quants(const uint8_t* x) {
+        return _mm256_or_si256(nibbles(x + offsetof(BlockQ5_0, qs)),
+                               fifthBits(x + offsetof(BlockQ5_0, qh)));
+    }
+    static __m512i sums(__m512i w, __m512i y, const InterleavedTokens& tokens, size_t cell,
+                        int group) {
+        const __m512i offset =
+            _mm512_loadu_si512(tokens.groupOffsets.data() + (cell * kGroups + group) * kLanes);
+        return _mm512_sub_epi32(_mm512_madd_epi16(_mm512_maddubs_epi16(w, y), _mm512_set1_epi16(1)),
+                                offset);
+    }
+};
+
+// Rows r .. r + Rows - 1 of Q8_0 or Q5_0 against one tile, as q8_0Dot sums a row: eight float
 // lanes, lane l taking d_w * d_a times the integer sum of values 4l..4l+3 of each block, folded
 // as ggml::foldLanes8 folds them. Lane l is group l here, one register of sixteen tokens each.
-template <int Rows>
-void signedRows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, size_t tile,
-                int count, int t0) {
-    const __m512i ones = _mm512_set1_epi16(1);
-    __m512 lanes[Rows][kGroups];
-    for (int k = 0; k < Rows; ++k)
-        for (int group = 0; group < kGroups; ++group)
-            lanes[k][group] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < g.blocks; ++b) {
-        const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
-        const uint8_t* y = tokens.quants.data() + cell * kGroups * 64;
-        const uint8_t* negatedY = tokens.negated.data() + cell * kGroups * 64;
-        const __m512 activationScales = _mm512_loadu_ps(tokens.scales.data() + cell * kLanes);
-        alignas(32) uint8_t q[Rows][32];
-        __m512 scales[Rows];
-        for (int k = 0; k < Rows; ++k) {
-            const uint8_t* x = g.row(r + k) + b * kQ8_0Bytes;
-            _mm256_store_si256(reinterpret_cast<__m256i*>(q[k]), q8_0Quants(x));
-            scales[k] = _mm512_mul_ps(_mm512_set1_ps(halfAt(x)), activationScales);
-        }
-        for (int group = 0; group < kGroups; ++group) {
-            const __m512i activations = _mm512_loadu_si512(y + group * 64);
-            for (int k = 0; k < Rows; ++k) {
-                int32_t four;
-                std::memcpy(&four, q[k] + 4 * group, sizeof four);
-                const __m512i w = _mm512_set1_epi32(four);
-                // |w| times y with w's sign, as signedLanes: the same pairs, the same integers
-                // (where w is 0, |w| makes the product 0 whatever y is given)
-                const __m512i signedY = _mm512_mask_loadu_epi8(activations, _mm512_movepi8_mask(w),
-                                                               negatedY + group * 64);
-                const __m512i sums =
-                    _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_abs_epi8(w), signedY), ones);
-                lanes[k][group] = _mm512_fmadd_ps(scales[k], _mm512_maskz_cvtepi32_ps(0xffff, sums),
-                                                  lanes[k][group]);
-            }
-        }
-    }
-    for (int k = 0; k < Rows; ++k)
-        storeFolded(g, r + k, lanes[k], _mm512_setzero_ps(), count, t0);
-}
-
-// Rows r .. r + Rows - 1 of Q5_0 against one tile, as q8_0Dot sums a row (signedRows' lanes), with
-// the quants taken unsigned: q + 16 in [0, 31] multiplies y directly (no sign to move), and 16
-// times each group's activation sum, prepared once per tile, comes off: the same integers.
-template <int Rows>
-void q5_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, size_t tile, int count,
+template <int Rows, typename Groups>
+void laneRows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, size_t tile, int count,
               int t0) {
-    const __m512i ones = _mm512_set1_epi16(1);
     __m512 lanes[Rows][kGroups];
     for (int k = 0; k < Rows; ++k)
         for (int group = 0; group < kGroups; ++group)
@@ -212,27 +199,21 @@ void q5_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, siz
     for (int64_t b = 0; b < g.blocks; ++b) {
         const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
         const uint8_t* y = tokens.quants.data() + cell * kGroups * 64;
-        const int32_t* groupOffsets = tokens.groupOffsets.data() + cell * kGroups * kLanes;
         const __m512 activationScales = _mm512_loadu_ps(tokens.scales.data() + cell * kLanes);
         alignas(32) uint8_t q[Rows][32];
         __m512 scales[Rows];
         for (int k = 0; k < Rows; ++k) {
-            const uint8_t* x = g.row(r + k) + b * sizeof(BlockQ5_0);
-            _mm256_store_si256(reinterpret_cast<__m256i*>(q[k]),
-                               _mm256_or_si256(nibbles(x + offsetof(BlockQ5_0, qs)),
-                                               fifthBits(x + offsetof(BlockQ5_0, qh))));
+            const uint8_t* x = g.row(r + k) + b * Groups::kBlockBytes;
+            _mm256_store_si256(reinterpret_cast<__m256i*>(q[k]), Groups::quants(x));
             scales[k] = _mm512_mul_ps(_mm512_set1_ps(halfAt(x)), activationScales);
         }
         for (int group = 0; group < kGroups; ++group) {
             const __m512i activations = _mm512_loadu_si512(y + group * 64);
-            const __m512i offset = _mm512_loadu_si512(groupOffsets + group * kLanes);
             for (int k = 0; k < Rows; ++k) {
                 int32_t four;
                 std::memcpy(&four, q[k] + 4 * group, sizeof four);
-                const __m512i sums = _mm512_sub_epi32(
-                    _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_set1_epi32(four), activations),
-                                      ones),
-                    offset);
+                const __m512i sums =
+                    Groups::sums(_mm512_set1_epi32(four), activations, tokens, cell, group);
                 lanes[k][group] = _mm512_fmadd_ps(scales[k], _mm512_maskz_cvtepi32_ps(0xffff, sums),
                                                   lanes[k][group]);
             }
@@ -356,8 +337,6 @@ void q6_KRow(const GemmArgs& g, int64_t r, const InterleavedKTokens& tokens, siz
     __m512 sums[kGroups];
     for (int l = 0; l < kGroups; ++l)
         sums[l] = _mm512_setzero_ps();
-    const __m256i lowNibbles = _mm256_set1_epi8(0x0f);
-    const __m256i twoBits = _mm256_set1_epi8(3);
     for (int64_t b = 0; b < g.blocks; ++b) {
         const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
         const size_t groupsAt = cell * InterleavedKTokens::kKGroups * 64;
@@ -371,16 +350,8 @@ void q6_KRow(const GemmArgs& g, int64_t r, const InterleavedKTokens& tokens, siz
         for (int l = 0; l < kGroups; ++l)
             lanes[l] = _mm512_setzero_si512();
         for (int quarter = 0; quarter < 8; ++quarter) { // values 32 quarter + l
-            const int half = quarter / 4;
-            const int k = quarter % 4;
-            __m256i low = load32(ql + 64 * half + 32 * (k & 1));
-            if (k >= 2) low = _mm256_srli_epi16(low, 4);
-            const __m256i high =
-                _mm256_and_si256(_mm256_srli_epi16(load32(qh + 32 * half), 2 * k), twoBits);
             alignas(32) uint8_t q[32];
-            _mm256_store_si256(
-                reinterpret_cast<__m256i*>(q),
-                _mm256_or_si256(_mm256_and_si256(low, lowNibbles), _mm256_slli_epi16(high, 4)));
+            _mm256_store_si256(reinterpret_cast<__m256i*>(q), q6_KQuants(ql, qh, quarter));
             for (int l = 0; l < kGroups; ++l) {
                 int32_t four;
                 std::memcpy(&four, q + 4 * l, sizeof four);
@@ -435,11 +406,11 @@ void quantGemm(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
         return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd, q4_0Rows<2>,
                                                q4_0Rows<1>);
     case GgmlType::Q8_0:
-        return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd, signedRows<2>,
-                                               signedRows<1>);
+        return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd, laneRows<2, Q8_0Groups>,
+                                               laneRows<1, Q8_0Groups>);
     case GgmlType::Q5_0:
-        return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd, q5_0Rows<2>,
-                                               q5_0Rows<1>);
+        return tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd, laneRows<2, Q5_0Groups>,
+                                               laneRows<1, Q5_0Groups>);
     case GgmlType::Q4_K:
         return tiledGemm<InterleavedKTokens, 1>(g, tokens, rowBegin, rowEnd, q4_KRow, q4_KRow);
     case GgmlType::Q6_K:
