@@ -12,6 +12,7 @@ namespace sinkscope {
 
 AttentionScratch::AttentionScratch(const ModelConfig& c, int slotCount)
     : columns(static_cast<size_t>(slotCount) * c.kvDim()),
+      values(static_cast<size_t>(slotCount) * c.kvDim()),
       scores(static_cast<size_t>(c.nHead) * slotCount), qRotated(c.headDim), foldCos(c.headDim / 2),
       foldSin(c.headDim / 2), keyRow(c.kvDim()) {}
 
@@ -64,12 +65,27 @@ void rescoreFoldedSinks(const Model& model, const KvCache& cache, AttentionScrat
 
 } // namespace
 
+void gatherSlots(const KvCache& cache, int layer, std::span<const int> slots, AttentionScratch& s) {
+    cache.gatherK(layer, slots, s.columns.data());
+    const auto kvDim = static_cast<size_t>(cache.shape().kvDim);
+    for (size_t i = 0; i < slots.size(); ++i)
+        cache.readV(layer, slots[i], s.values.data() + i * kvDim);
+}
+
 void attend(const Model& model, const KvCache& cache, AttentionScratch& s, ThreadPool* pool,
             int layer, const AttentionQuery& query, const AttentionProbe& probe) {
+    gatherSlots(cache, layer, query.keptSlots, s);
+    attendGathered(model, cache, s, pool, layer, query, probe,
+                   static_cast<int>(query.keptSlots.size()));
+}
+
+void attendGathered(const Model& model, const KvCache& cache, AttentionScratch& s, ThreadPool* pool,
+                    int layer, const AttentionQuery& query, const AttentionProbe& probe,
+                    int gathered) {
     const ModelConfig& c = model.config();
     const KernelTable& kernel = kernels();
     const int kept = static_cast<int>(query.keptSlots.size());
-    const AttentionShape shape{kept, c.headDim, c.nHead / c.nHeadKv, c.kvDim()};
+    const AttentionShape shape{kept, c.headDim, c.nHead / c.nHeadKv, c.kvDim(), gathered};
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
     const size_t queryValues = static_cast<size_t>(c.nHead) * c.headDim;
     // With an f16 cache, attention follows ggml's f16 path (llama.cpp's default cache type): the
@@ -77,9 +93,8 @@ void attend(const Model& model, const KvCache& cache, AttentionScratch& s, Threa
     const bool halfPrecision = cache.shape().kvBits == 16;
     if (halfPrecision) roundToHalf(query.q, queryValues);
 
-    // scores[h][i] = (q_h . K[i]) * scale, with the kept keys as columns: [kv_dim][kept]. The
-    // dots and the softmax run in llama.cpp's float order (model/kernels/ggml_float.h).
-    cache.gatherK(layer, query.keptSlots, s.columns.data());
+    // scores[h][i] = (q_h . K[i]) * scale, with the keys as columns: [kv_dim][gathered]. The dots
+    // and the softmax run in llama.cpp's float order (model/kernels/ggml_float.h).
     const int64_t work = int64_t{kept} * c.nHead * c.headDim;
     pool->forRanges(
         c.nHead, 1,
@@ -90,10 +105,7 @@ void attend(const Model& model, const KvCache& cache, AttentionScratch& s, Threa
         work);
     if (query.where.streaming) rescoreFoldedSinks(model, cache, s, layer, query, halfPrecision);
 
-    // out[h][d] = weights_h . V[:, d], with the kept values as rows: [kept][kv_dim]
-    const auto kvDim = static_cast<size_t>(c.kvDim());
-    for (int i = 0; i < kept; ++i)
-        cache.readV(layer, query.keptSlots[i], s.columns.data() + static_cast<size_t>(i) * kvDim);
+    // out[h][d] = weights_h . V[:, d], with the values as rows: [gathered][kv_dim]
     pool->forRanges(
         c.nHead, 1,
         [&](int64_t begin, int64_t end) {
@@ -101,7 +113,7 @@ void attend(const Model& model, const KvCache& cache, AttentionScratch& s, Threa
             for (int64_t h = begin; h < end; ++h)
                 kernel.softmaxRow(weights + static_cast<size_t>(h - begin) * kept, kept);
             if (halfPrecision) roundToHalf(weights, static_cast<size_t>(end - begin) * kept);
-            kernel.attentionValues(shape, s.scores.data(), s.columns.data(), query.out,
+            kernel.attentionValues(shape, s.scores.data(), s.values.data(), query.out,
                                    static_cast<int>(begin), static_cast<int>(end));
         },
         work);

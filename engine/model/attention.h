@@ -22,8 +22,8 @@ struct QueryPlacement {
 // Scratch of one attention, sized once per session for `slotCount` slots.
 struct AttentionScratch {
     AttentionScratch(const ModelConfig& config, int slotCount);
-    std::vector<float> columns;  // the kept slots' K as columns [kv_dim][kept], then their V as
-                                 // rows [kept][kv_dim], dequantized
+    std::vector<float> columns;  // the gathered slots' K as columns [kv_dim][gathered]
+    std::vector<float> values;   // their V as rows [gathered][kv_dim], dequantized
     std::vector<float> scores;   // [n_head][kept] attention weights
     std::vector<float> qRotated; // [head_dim] the query rotated for one streaming sink
     std::vector<float> foldCos;  // [head_dim / 2] a streaming sink's folded rotation
@@ -49,5 +49,14 @@ void collectKeptSlots(const KvCache& cache, int64_t position, std::vector<int>& 
 // Every head's attention for `query` in `layer`; the heads are split among the pool's threads.
 void attend(const Model& model, const KvCache& cache, AttentionScratch& scratch, ThreadPool* pool,
             int layer, const AttentionQuery& query, const AttentionProbe& probe);
+
+// attend() in two steps, so that the queries of a prefill chunk can share one gather: the K and V
+// of `slots` in `layer`, dequantized into scratch.columns and scratch.values; then a query whose
+// kept slots are the first query.keptSlots.size() of those `gathered` slots, in the same order.
+void gatherSlots(const KvCache& cache, int layer, std::span<const int> slots,
+                 AttentionScratch& scratch);
+void attendGathered(const Model& model, const KvCache& cache, AttentionScratch& scratch,
+                    ThreadPool* pool, int layer, const AttentionQuery& query,
+                    const AttentionProbe& probe, int gathered);
 
 } // namespace sinkscope

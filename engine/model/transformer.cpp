@@ -50,6 +50,12 @@ void PrefillChunk::clear() {
 
 void PrefillChunk::add(const KvCache& cache, int32_t token, const QueryPlacement& where) {
     if (m_keptBegin.empty()) m_keptBegin.push_back(0);
+    if (m_tokens.empty()) {
+        m_evictionsAfterFirst = cache.evictions();
+        m_evictedInside = false;
+    } else if (cache.evictions() != m_evictionsAfterFirst) {
+        m_evictedInside = true;
+    }
     m_tokens.push_back(token);
     m_places.push_back(where);
     m_sinksUsed.push_back(cache.sinksUsed());
@@ -59,7 +65,7 @@ void PrefillChunk::add(const KvCache& cache, int32_t token, const QueryPlacement
 
 AttentionQuery PrefillChunk::query(int t, float* q, const float* qRaw, float* out, bool probed) {
     const auto begin = static_cast<size_t>(m_keptBegin[t]);
-    const auto count = static_cast<size_t>(m_keptBegin[t + 1] - m_keptBegin[t]);
+    const auto count = keptOf(t).size();
     m_keptProbe.resize(m_kept.size());
     float* keptProbe = nullptr;
     if (probed) {
@@ -69,6 +75,22 @@ AttentionQuery PrefillChunk::query(int t, float* q, const float* qRaw, float* ou
     return AttentionQuery{
         m_places[t], std::span(m_kept).subspan(begin, count), m_sinksUsed[t], q, qRaw, out,
         keptProbe};
+}
+
+std::span<const int> PrefillChunk::keptOf(int t) const {
+    return std::span(m_kept).subspan(static_cast<size_t>(m_keptBegin[t]),
+                                     static_cast<size_t>(m_keptBegin[t + 1] - m_keptBegin[t]));
+}
+
+bool PrefillChunk::sharesKeptSlots() const {
+    if (m_evictedInside || m_tokens.empty()) return false;
+    const std::span<const int> last = keptOf(size() - 1);
+    for (int t = 0; t + 1 < size(); ++t) {
+        const std::span<const int> kept = keptOf(t);
+        if (kept.size() > last.size() || !std::equal(kept.begin(), kept.end(), last.begin()))
+            return false;
+    }
+    return true;
 }
 
 void PrefillChunk::scatterProbe(int t, std::span<float> probe) const {
@@ -202,6 +224,7 @@ void forwardChunk(const Model& model, KvCache& cache, RunState& s, PrefillChunk&
         ropeAngles(c.headDim, chunk.place(t).position, c.ropeBase, w.ropeFreqs,
                    a.ropeCos.data() + t * half, a.ropeSin.data() + t * half);
     }
+    const bool shared = chunk.sharesKeptSlots();
     std::vector<AttentionQuery> queries;
     queries.reserve(tokens);
     for (int t = 0; t < tokens; ++t)
@@ -214,6 +237,8 @@ void forwardChunk(const Model& model, KvCache& cache, RunState& s, PrefillChunk&
         normalizeRows(a.x.data(), lw.attnNorm, tokens, c, a.xn.data());
         const Product qkv[] = {{&lw.wq, a.q.data()}, {&lw.wk, a.k.data()}, {&lw.wv, a.v.data()}};
         matmatEach(qkv, a.xn.data(), tokens, pool);
+        // Each token's K/V write and attention in order; when the chunk shares its kept slots,
+        // every write first and one gather for all.
         for (int t = 0; t < tokens; ++t) {
             const AttentionQuery& query = queries[t];
             float* k = a.k.data() + t * kvDim;
@@ -223,7 +248,14 @@ void forwardChunk(const Model& model, KvCache& cache, RunState& s, PrefillChunk&
                       a.ropeCos.data() + t * half, a.ropeSin.data() + t * half);
             cache.writeK(layer, query.where.slot, k);
             cache.writeV(layer, query.where.slot, v);
-            attend(model, cache, s.attention, pool, layer, query, probe);
+            if (!shared) attend(model, cache, s.attention, pool, layer, query, probe);
+        }
+        if (shared) {
+            const std::span<const int> gathered = chunk.keptOf(tokens - 1);
+            gatherSlots(cache, layer, gathered, s.attention);
+            for (const AttentionQuery& query : queries)
+                attendGathered(model, cache, s.attention, pool, layer, query, probe,
+                               static_cast<int>(gathered.size()));
         }
         matmat(lw.wo, a.attnOut.data(), tokens, a.blockOut.data(), pool);
         addInPlace(a.x.data(), a.blockOut.data(), tokens * embd);

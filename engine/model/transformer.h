@@ -75,6 +75,13 @@ public:
     const QueryPlacement& place(int t) const { return m_places[t]; }
     // Query t as attention reads it; q, out and keptProbe point into the given buffers.
     AttentionQuery query(int t, float* q, const float* qRaw, float* out, bool probed);
+    // Token t's kept slots.
+    std::span<const int> keptOf(int t) const;
+    // Whether every token's kept slots are the first ones of the last token's, in the same order,
+    // with no slot of the chunk evicted after its first token's placement: then each token reads
+    // exactly what it would token by token once the whole chunk's K/V is written, and one gather
+    // serves them all (pinning a tool block; a ring still filling).
+    bool sharesKeptSlots() const;
     // Token t's probed weights after a probed forwardChunk, scattered to physical slots: probe
     // [slots], zero where not kept.
     void scatterProbe(int t, std::span<float> probe) const;
@@ -86,6 +93,8 @@ private:
     std::vector<int> m_keptBegin;   // [tokens + 1] token t's kept slots: [begin[t], begin[t + 1])
     std::vector<int> m_kept;        // the kept slots of every token, in token order
     std::vector<float> m_keptProbe; // [m_kept.size()] the probed weights, as RunState::keptProbe
+    int64_t m_evictionsAfterFirst = 0; // the cache's evictions once the first token was placed
+    bool m_evictedInside = false;      // a later token's placement evicted a slot
 };
 
 // Runs every token of `chunk` through the model, exactly as forward() would one after the other:

@@ -53,29 +53,31 @@ struct DotLanes {
 };
 
 // One head's scores for kept slots [first, first + width): the query's value j against row j of
-// the head's key columns (Width as in DotLanes::add).
+// the head's key columns, `stride` slots apart (Width as in DotLanes::add).
 template <int Width>
-void scoreSlots(const float* query, const float* keyColumns, size_t kept, int headDim, size_t first,
-                float scale, float* scores, int width) {
+void scoreSlots(const float* query, const float* keyColumns, size_t stride, int headDim,
+                size_t first, float scale, float* scores, int width) {
     DotLanes dots;
     for (int j = 0; j < headDim; ++j)
-        dots.add<Width>(j, query[j], keyColumns + static_cast<size_t>(j) * kept + first, width);
+        dots.add<Width>(j, query[j], keyColumns + static_cast<size_t>(j) * stride + first, width);
     dots.fold(scale, scores + first, width);
 }
 
 void attentionScores(const AttentionShape& shape, const float* queries, const float* keyColumns,
                      float scale, float* scores, int headBegin, int headEnd) {
     const auto kept = static_cast<size_t>(shape.kept);
+    const auto stride = static_cast<size_t>(shape.keyStride);
     for (int h = headBegin; h < headEnd; ++h) {
         const float* query = queries + static_cast<size_t>(h) * shape.headDim;
         const float* keys =
-            keyColumns + static_cast<size_t>(h / shape.groupSize) * shape.headDim * kept;
+            keyColumns + static_cast<size_t>(h / shape.groupSize) * shape.headDim * stride;
         float* headScores = scores + static_cast<size_t>(h) * kept;
         size_t first = 0;
         for (; first + kLanes <= kept; first += kLanes)
-            scoreSlots<kLanes>(query, keys, kept, shape.headDim, first, scale, headScores, kLanes);
+            scoreSlots<kLanes>(query, keys, stride, shape.headDim, first, scale, headScores,
+                               kLanes);
         if (first < kept)
-            scoreSlots<0>(query, keys, kept, shape.headDim, first, scale, headScores,
+            scoreSlots<0>(query, keys, stride, shape.headDim, first, scale, headScores,
                           static_cast<int>(kept - first));
     }
 }

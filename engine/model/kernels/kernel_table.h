@@ -14,12 +14,14 @@
 namespace sinkscope {
 
 // Attention over `kept` cache slots: heads query heads of headDim values, each head reading key
-// and value head h / groupSize of the kvDim-wide rows.
+// and value head h / groupSize of the kvDim-wide rows. The key columns hold keyStride >= kept
+// slots (the keys gathered once for a longer slot list whose first `kept` are these).
 struct AttentionShape {
     int kept = 0;
     int headDim = 0;
     int groupSize = 1;
     int kvDim = 0;
+    int keyStride = 0;
 };
 
 struct KernelTable {
@@ -53,7 +55,7 @@ struct KernelTable {
                     size_t outStride, int64_t rowBegin, int64_t rowEnd) = nullptr;
     // scores[h][i] = (queries[h] . key head h / groupSize of slot i) * scale for heads h in
     // [headBegin, headEnd), each dot summed as laneDot16: queries [heads][headDim], keyColumns
-    // (the keys transposed) [kvDim][kept], scores [heads][kept]
+    // (the keys transposed) [kvDim][keyStride], scores [heads][kept]
     void (*attentionScores)(const AttentionShape& shape, const float* queries,
                             const float* keyColumns, float scale, float* scores, int headBegin,
                             int headEnd) = nullptr;
