@@ -269,7 +269,11 @@ void forwardChunk(const Model& model, KvCache& cache, RunState& s, PrefillChunk&
         addInPlace(a.x.data(), a.blockOut.data(), tokens * embd);
     }
     if (probe.enabled) chunk.scatterProbe(tokens - 1, s.probe);
-    outputLogits(model, a.x.data() + (tokens - 1) * embd, s);
+}
+
+void chunkLogits(const Model& model, RunState& s, const PrefillChunk& chunk) {
+    const size_t last = static_cast<size_t>(chunk.size() - 1);
+    outputLogits(model, s.chunk.x.data() + last * model.config().nEmbd, s);
 }
 
 } // namespace sinkscope

@@ -100,9 +100,12 @@ private:
 // Runs every token of `chunk` through the model, exactly as forward() would one after the other:
 // each layer's projections as matrix-matrix products over the chunk, then each token's K/V write
 // and attention in order (a later token's write may evict a slot an earlier token reads). Leaves
-// the last token's logits in state.logits and its probe in state.probe; the others' logits are
-// not computed.
+// the last token's probe in state.probe and its final residual stream in state.chunk; no logits
+// are computed (a prompt of several chunks needs only its last token's: chunkLogits).
 void forwardChunk(const Model& model, KvCache& cache, RunState& state, PrefillChunk& chunk,
                   const AttentionProbe& probe);
+// The next-token logits after the last token of the chunk forwardChunk ran last, into
+// state.logits: forward()'s for that token.
+void chunkLogits(const Model& model, RunState& state, const PrefillChunk& chunk);
 
 } // namespace sinkscope

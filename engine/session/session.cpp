@@ -150,17 +150,20 @@ bool Session::prefillChunk(std::span<const int32_t> tokens, const StepCallback& 
 std::span<const float> Session::prefill(std::span<const int32_t> tokens, const StepCallback& onStep,
                                         bool pin) {
     const auto chunkSize = static_cast<size_t>(m_options.prefillChunk);
+    bool chunkLast = false; // the last token fed went through a chunk: its logits are owed
     for (size_t done = 0; done < tokens.size();) {
         const std::span<const int32_t> chunk =
             tokens.subspan(done, std::min(chunkSize, tokens.size() - done));
         done += chunk.size();
-        if (chunk.size() == 1) {
+        chunkLast = chunk.size() > 1;
+        if (!chunkLast) {
             feed(chunk[0], pin || isSinkByMode(chunk[0], m_position));
             if (onStep && !onStep(snapshot())) break;
         } else if (!prefillChunk(chunk, onStep, pin)) {
             break;
         }
     }
+    if (chunkLast) chunkLogits(m_model, m_state, m_chunk);
     return m_state.logits;
 }
 

@@ -210,13 +210,18 @@ void TestBatchedPrefill::stoppingEndsAtTheChunkBoundary() {
     Session session(*model, options);
     const std::vector<int32_t> tokens = randomTokens(35, model->config().nVocab, 5);
     int calls = 0;
-    session.prefill(tokens, [&](const StepSnapshot& step) {
+    const std::span<const float> logits = session.prefill(tokens, [&](const StepSnapshot& step) {
         ++calls;
         return step.queryPosition < 13;
     });
     QCOMPARE(calls, 14); // positions 0..13: the one at 13 said stop
     QCOMPARE(session.position(), 20);
     QCOMPARE(session.snapshot().queryPosition, 19);
+    // The logits are the last fed token's (position 19), as token by token.
+    options.prefillChunk = 1;
+    Session sequential(*model, options);
+    const std::span<const float> want = sequential.prefill(std::span(tokens).first(20));
+    QVERIFY(sameBits(logits, want));
 }
 
 void TestBatchedPrefill::rejectsBadChunkSizesAndTokens() {
