@@ -50,20 +50,24 @@ void matvec(const Matrix& w, const float* x, float* out, ThreadPool* pool) {
     quantMatvec(w.type, w.quantized, w.rows, w.cols, x, out, activations, pool);
 }
 
+namespace {
+
+// An F32 matrix (F16 / BF16 converted at load) over the tokens; the rows split among the threads.
+void matmatF32(const Matrix& w, const float* x, int tokens, float* out, ThreadPool* pool) {
+    const auto rows = [&](int64_t begin, int64_t end) {
+        kernels().gemmF32(w.data, w.cols, x, tokens, out, static_cast<size_t>(w.rows), begin, end);
+    };
+    if (pool)
+        pool->forRanges(w.rows, 4, rows, int64_t{w.rows} * w.cols * tokens);
+    else
+        rows(0, w.rows);
+}
+
+} // namespace
+
 void matmat(const Matrix& w, const float* x, int tokens, float* out, ThreadPool* pool) {
-    if (w.data) {
-        const auto rows = [&](int64_t begin, int64_t end) {
-            kernels().gemmF32(w.data, w.cols, x, tokens, out, static_cast<size_t>(w.rows), begin,
-                              end);
-        };
-        if (pool)
-            pool->forRanges(w.rows, 4, rows, int64_t{w.rows} * w.cols * tokens);
-        else
-            rows(0, w.rows);
-        return;
-    }
-    thread_local std::vector<std::byte> activations; // [tokens][activation row bytes]
-    quantMatmat(w.type, w.quantized, w.rows, w.cols, x, tokens, out, activations, pool);
+    const Product product{&w, out};
+    matmatEach(std::span(&product, 1), x, tokens, pool);
 }
 
 void matmatEach(std::span<const Product> products, const float* x, int tokens, ThreadPool* pool) {
@@ -73,7 +77,7 @@ void matmatEach(std::span<const Product> products, const float* x, int tokens, T
     for (const Product& product : products) {
         const Matrix& w = *product.w;
         if (w.data) {
-            matmat(w, x, tokens, product.out, pool);
+            matmatF32(w, x, tokens, product.out, pool);
             continue;
         }
         if (!quantizedFor || activationType(quantizedFor->type) != activationType(w.type) ||

@@ -192,10 +192,4 @@ void quantMatmatPrepared(GgmlType type, const void* w, int64_t rows, int64_t col
         rowRange(0, rows);
 }
 
-void quantMatmat(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
-                 int tokens, float* out, std::vector<std::byte>& scratch, ThreadPool* pool) {
-    const size_t activationBytes = quantizeTokens(type, x, tokens, cols, scratch, pool);
-    quantMatmatPrepared(type, w, rows, cols, scratch.data(), activationBytes, tokens, out, pool);
-}
-
 } // namespace sinkscope

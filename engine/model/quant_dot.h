@@ -47,16 +47,11 @@ float quantDot(GgmlType weightType, const void* weightRow, const void* activatio
 void quantMatvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
                  float* out, std::vector<std::byte>& scratch, ThreadPool* pool = nullptr);
 
-// The same product for a block of tokens (batched prefill): out[t][rows] = W . x[t] for t in
-// [0, tokens), x [tokens][cols], out [tokens][rows]. Each result is quantMatvec's for that token,
-// bit for bit; the weights are read once per block of rows rather than once per token.
-void quantMatmat(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
-                 int tokens, float* out, std::vector<std::byte>& scratch,
-                 ThreadPool* pool = nullptr);
-
-// quantMatmat in two steps, so that several matrices of one activation type share the input's
-// quantization: x[tokens][cols] quantized into scratch ([tokens][activation bytes]; returns the
-// bytes of one token's row), then the product from those activations.
+// The product for a block of tokens (batched prefill; out[t][rows] = W . x[t], each result
+// quantMatvec's for that token, bit for bit) in two steps, so that several matrices of one
+// activation type share the input's quantization: x[tokens][cols] quantized into scratch
+// ([tokens][activation bytes]; returns the bytes of one token's row), then the product from those
+// activations, out [tokens][rows].
 size_t quantizeTokens(GgmlType type, const float* x, int tokens, int64_t cols,
                       std::vector<std::byte>& scratch, ThreadPool* pool = nullptr);
 void quantMatmatPrepared(GgmlType type, const void* w, int64_t rows, int64_t cols,

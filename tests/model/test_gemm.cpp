@@ -1,7 +1,7 @@
-// The matrix-matrix products of batched prefill (KernelTable::quantGemm / gemmF32, quantMatmat,
-// matmat): at every instruction-set level this CPU runs, each token's results are the row
-// kernels' for that token alone, bit for bit, for every weight type, row ranges that are not
-// whole groups, rows that span several cache blocks, and split among threads.
+// The matrix-matrix products of batched prefill (KernelTable::quantGemm / gemmF32, quantizeTokens
+// and quantMatmatPrepared, matmat): at every instruction-set level this CPU runs, each token's
+// results are the row kernels' for that token alone, bit for bit, for every weight type, row ranges
+// that are not whole groups, rows that span several cache blocks, and split among threads.
 #include "model/kernels/kernel_table.h"
 #include "model/ops.h"
 #include "quant_test_support.h"
