@@ -1,8 +1,9 @@
-// Runs the sinkscope-cli binary built with the tests (SINKSCOPE_CLI_PATH) and collects what it
-// printed, for the suites that test the command line as a user calls it.
+// Runs the sinkscope-cli binary built with the tests (SINKSCOPE_CLI_PATH), or another program, and
+// collects what it printed, for the suites that test the command line as a user calls it.
 #pragma once
 
 #include <QByteArray>
+#include <QFileInfo>
 #include <QProcess>
 #include <QString>
 #include <QStringList>
@@ -10,6 +11,7 @@
 namespace sinkscope::test {
 
 struct CliRun {
+    QString program;
     QStringList args;
     bool finished = false; // false: it could not start, or ran past the time limit and was killed
     bool crashed = false;
@@ -18,14 +20,15 @@ struct CliRun {
     QByteArray err;
 };
 
-// Runs `sinkscope-cli args...` with stdin closed, killing it after `timeoutMs`.
-inline CliRun runCli(const QStringList& args, int timeoutMs = 300'000) {
+// Runs `program args...` with stdin closed, killing it after `timeoutMs`.
+inline CliRun runProgram(const QString& program, const QStringList& args, int timeoutMs = 300'000) {
     QProcess process;
-    process.start(QStringLiteral(SINKSCOPE_CLI_PATH), args);
+    process.start(program, args);
     CliRun run;
+    run.program = program;
     run.args = args;
     if (!process.waitForStarted()) {
-        run.err = "could not start " SINKSCOPE_CLI_PATH;
+        run.err = "could not start " + program.toUtf8();
         return run;
     }
     process.closeWriteChannel();
@@ -42,10 +45,15 @@ inline CliRun runCli(const QStringList& args, int timeoutMs = 300'000) {
     return run;
 }
 
-// "sinkscope-cli ARGS -> exit N, stderr: ...", for failure messages.
+// Runs `sinkscope-cli args...` as runProgram does.
+inline CliRun runCli(const QStringList& args, int timeoutMs = 300'000) {
+    return runProgram(QStringLiteral(SINKSCOPE_CLI_PATH), args, timeoutMs);
+}
+
+// "sinkscope-cli ARGS -> exit N, stderr: ..." (the program's file name), for failure messages.
 inline QString describe(const CliRun& run) {
-    return QStringLiteral("sinkscope-cli %1 -> exit %2, stderr: %3")
-        .arg(run.args.join(QLatin1Char(' ')))
+    return QStringLiteral("%1 %2 -> exit %3, stderr: %4")
+        .arg(QFileInfo(run.program).fileName(), run.args.join(QLatin1Char(' ')))
         .arg(run.exitCode)
         .arg(QString::fromUtf8(run.err));
 }

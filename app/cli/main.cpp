@@ -2,6 +2,7 @@
 // Exit status: 0 success, 2 bad usage, 3 bad model or input file, 1 anything else.
 #include "cli_args.h"
 #include "commands.h"
+#include "sinkscope_version.h"
 
 #include <algorithm>
 #include <exception>
@@ -113,6 +114,8 @@ commands:
       --verbose prints every turn on stderr. A bad suite line exits 3 naming the line.
   help
       Prints this text.
+  --version
+      Prints "sinkscope-cli VERSION".
 
 --threads T (1 to 256) splits each matrix product and attention's heads among T threads; the
 results are the same bits for any T. Default: the number of cores.
@@ -131,6 +134,10 @@ int dispatch(CommandArgs args) {
     }
     if (isHelp(args.front()) || (args.size() > 1 && args[1] == "--help")) {
         std::cout << kUsage;
+        return 0;
+    }
+    if (args.front() == "--version") {
+        std::cout << "sinkscope-cli " << sinkscope::kVersion << '\n';
         return 0;
     }
     const auto command = std::ranges::find(kCommands, args.front(), &Command::name);

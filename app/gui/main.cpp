@@ -1,16 +1,20 @@
-// sinkscope [--model FILE] [--preset NAME|FILE] [--calls auto|required|none]
-//           [--screenshot FILE (--prompt TEXT --n-predict N | --policies-demo) [--tab NAME]]
+// sinkscope [FILE | --model FILE] [--preset NAME|FILE] [--calls auto|required|none] [--tab NAME]
+//           [--screenshot FILE (--prompt TEXT --n-predict N | --policies-demo)]
+// sinkscope --version
 //
-// Opens the playground window; --preset pins a preset's tools and --calls sets the call policy,
-// for this run only. With --screenshot it sends the prompt, waits for the reply to finish (a call
-// is shown as a card, its tool's sink slots highlighted), saves the window as a PNG and exits (0
-// on success); it works on the offscreen platform.
+// Opens the playground window, on FILE when one is given (as the desktop entry's "Open with"
+// passes it); --preset pins a preset's tools and --calls sets the call policy, for this run only.
+// With --screenshot it sends the prompt, waits for the reply to finish (a call is shown as a card,
+// its tool's sink slots highlighted), saves the window as a PNG and exits (0 on success); it works
+// on the offscreen platform.
 // With --policies-demo instead of a prompt it runs a short policy comparison in the Policies tab
 // on the built-in story, picks a position on the chart, and saves the window when the run ends.
-// --tab picks the right-hand tab shown (mask, kv, tools, settings, stats, policies).
+// --tab picks the right-hand tab shown (mask, kv, tools, settings, stats, policies); without it
+// the window shows the tab it showed when it was last closed.
 #include "event_loop_watch.h"
 #include "panels/policies_panel.h"
 #include "panels/process_memory.h"
+#include "sinkscope_version.h"
 #include "window/main_window.h"
 #include "worker/engine_types.h"
 
@@ -38,7 +42,7 @@ struct CommandLine {
     QString screenshot;
     QString prompt;
     int nPredict = 0;
-    int tab = 0;
+    int tab = -1; // -1: the tab restored from the last run
     bool policiesDemo = false;
     QString preset;
     std::optional<sinkscope::CallPolicy> calls;
@@ -82,7 +86,7 @@ std::optional<CommandLine> parseCommandLine(const QApplication& app) {
     const QCommandLineOption tab(QStringLiteral("tab"),
                                  QApplication::translate("main", "The tab shown: %1.")
                                      .arg(kTabNames.join(QStringLiteral(", "))),
-                                 QStringLiteral("NAME"), kTabNames.first());
+                                 QStringLiteral("NAME"));
     const QCommandLineOption policiesDemo(
         QStringLiteral("policies-demo"),
         QApplication::translate("main", "With --screenshot: run a short policy comparison on "
@@ -98,10 +102,20 @@ std::optional<CommandLine> parseCommandLine(const QApplication& app) {
                                        .arg(kCallPolicyNames.join(QStringLiteral(", "))),
                                    QStringLiteral("POLICY"));
     parser.addOptions({model, screenshot, prompt, nPredict, tab, policiesDemo, preset, calls});
+    parser.addPositionalArgument(
+        QStringLiteral("file"),
+        QApplication::translate("main", "The GGUF model to open (as --model)."),
+        QStringLiteral("[FILE]"));
     parser.process(app);
 
     CommandLine line;
     line.model = parser.value(model);
+    const QStringList files = parser.positionalArguments();
+    if (files.size() > 1 || (!files.isEmpty() && parser.isSet(model))) {
+        fail(QStringLiteral("one model at a time: give FILE or --model, once"));
+        return std::nullopt;
+    }
+    if (!files.isEmpty()) line.model = files.constFirst();
     line.screenshot = parser.value(screenshot);
     line.prompt = parser.value(prompt);
     if (parser.isSet(nPredict)) {
@@ -124,10 +138,13 @@ std::optional<CommandLine> parseCommandLine(const QApplication& app) {
         }
         line.calls = kCallPolicies[index];
     }
-    line.tab = int(kTabNames.indexOf(parser.value(tab).toLower()));
-    if (line.tab < 0) {
-        fail(QStringLiteral("--tab must be one of %1").arg(kTabNames.join(QStringLiteral(", "))));
-        return std::nullopt;
+    if (parser.isSet(tab)) {
+        line.tab = int(kTabNames.indexOf(parser.value(tab).toLower()));
+        if (line.tab < 0) {
+            fail(QStringLiteral("--tab must be one of %1")
+                     .arg(kTabNames.join(QStringLiteral(", "))));
+            return std::nullopt;
+        }
     }
     if (!line.screenshot.isEmpty() && !line.policiesDemo && line.prompt.trimmed().isEmpty()) {
         fail(QStringLiteral("--screenshot needs a non-empty --prompt"));
@@ -230,7 +247,7 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName(QStringLiteral("Sinkscope"));
     QApplication::setApplicationName(QStringLiteral("sinkscope"));
     QApplication::setApplicationDisplayName(QStringLiteral("Sinkscope"));
-    QApplication::setApplicationVersion(QStringLiteral(SINKSCOPE_VERSION));
+    QApplication::setApplicationVersion(QString::fromLatin1(sinkscope::kVersion));
 
     const std::optional<CommandLine> line = parseCommandLine(app);
     if (!line) return 1;
@@ -242,7 +259,7 @@ int main(int argc, char** argv) {
     options.preset = line->preset;
     options.calls = line->calls;
     MainWindow window(options);
-    window.tabs()->setCurrentIndex(line->tab);
+    if (line->tab >= 0) window.tabs()->setCurrentIndex(line->tab);
     if (!line->screenshot.isEmpty()) runScreenshot(window, *line);
     window.show();
     return app.exec();

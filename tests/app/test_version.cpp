@@ -1,0 +1,50 @@
+// --version of both executables as a user runs them: one line naming the program and the project's
+// version (project() in the top CMakeLists.txt, through the generated sinkscope_version.h), exit 0.
+#include "cli_run.h"
+#include "sinkscope_version.h"
+
+#include <QRegularExpression>
+#include <QtTest>
+
+using namespace sinkscope::test;
+
+class TestVersion : public QObject {
+    Q_OBJECT
+
+private slots:
+    void versionIsThreeNumbers() {
+        QVERIFY2(QRegularExpression(QStringLiteral("^\\d+\\.\\d+\\.\\d+$"))
+                     .match(QLatin1String(sinkscope::kVersion))
+                     .hasMatch(),
+                 sinkscope::kVersion);
+    }
+
+    void printsTheVersion_data() {
+        QTest::addColumn<QString>("program");
+        QTest::addColumn<QString>("name");
+        QTest::newRow("sinkscope") << QStringLiteral(SINKSCOPE_GUI_PATH) << "sinkscope";
+        QTest::newRow("sinkscope-cli") << QStringLiteral(SINKSCOPE_CLI_PATH) << "sinkscope-cli";
+    }
+
+    void printsTheVersion() {
+        QFETCH(QString, program);
+        QFETCH(QString, name);
+        const CliRun run = runProgram(program, {QStringLiteral("--version")}, 60'000);
+        QVERIFY2(run.finished && !run.crashed && run.exitCode == 0, qPrintable(describe(run)));
+        QCOMPARE(QString::fromUtf8(run.out),
+                 QStringLiteral("%1 %2\n").arg(name, QLatin1String(sinkscope::kVersion)));
+    }
+
+    // The GUI takes one model file as its argument (the desktop entry's Exec=sinkscope %f); two
+    // are refused before any window opens.
+    void guiRefusesTwoModels() {
+        const CliRun run =
+            runProgram(QStringLiteral(SINKSCOPE_GUI_PATH), {"a.gguf", "b.gguf"}, 60'000);
+        QVERIFY2(run.finished && !run.crashed, qPrintable(describe(run)));
+        QCOMPARE(run.exitCode, 1);
+        QVERIFY2(run.err.contains("one model at a time"), run.err.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestVersion)
+#include "test_version.moc"
