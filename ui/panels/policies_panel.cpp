@@ -83,6 +83,7 @@ PoliciesPanel::PoliciesPanel(QWidget* parent) : QWidget(parent) {
     slotsScroll->setWidgetResizable(true);
 
     auto* splitter = new QSplitter(Qt::Vertical, this);
+    splitter->setObjectName(QStringLiteral("policiesSplitter")); // named: its sizes are restored
     splitter->addWidget(m_chartView);
     splitter->addWidget(m_table);
     splitter->addWidget(slotsScroll);

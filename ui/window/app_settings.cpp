@@ -1,5 +1,7 @@
 #include "window/app_settings.h"
 
+#include "window/recent_models.h"
+
 #include <QSettings>
 
 namespace sinkscope::ui {
@@ -32,13 +34,34 @@ int validKvBits(int bits) {
     return bits == 16 || bits == 32 ? bits : 8;
 }
 
+WindowState loadWindowState(QSettings& settings) {
+    WindowState state;
+    state.geometry = settings.value("window/geometry").toByteArray();
+    settings.beginGroup("window/splitters");
+    for (const QString& name : settings.childKeys())
+        state.splitters.insert(name, settings.value(name).toByteArray());
+    settings.endGroup();
+    state.tab = settings.value("window/tab", -1).toInt();
+    return state;
+}
+
+void saveWindowState(QSettings& settings, const WindowState& state) {
+    settings.setValue("window/geometry", state.geometry);
+    settings.remove("window/splitters");
+    for (auto splitter = state.splitters.cbegin(); splitter != state.splitters.cend(); ++splitter)
+        settings.setValue("window/splitters/" + splitter.key(), splitter.value());
+    settings.setValue("window/tab", state.tab);
+}
+
 } // namespace
 
 AppSettings AppSettings::load() {
-    const QSettings settings = openSettings();
+    QSettings settings = openSettings();
     const AppSettings defaults;
     AppSettings loaded;
     loaded.modelPath = settings.value("model/path").toString();
+    loaded.recentModels = cleanRecentModels(settings.value("model/recent").toStringList());
+    loaded.window = loadWindowState(settings);
     loaded.toolsText = settings.value("tools/text").toString();
     loaded.toolsInSystemTurn = settings.value("tools/inSystemTurn", false).toBool();
 
@@ -83,6 +106,8 @@ AppSettings AppSettings::load() {
 void AppSettings::save() const {
     QSettings settings = openSettings();
     settings.setValue("model/path", modelPath);
+    settings.setValue("model/recent", recentModels);
+    saveWindowState(settings, window);
     settings.setValue("tools/text", toolsText);
     settings.setValue("tools/inSystemTurn", toolsInSystemTurn);
     settings.setValue("cache/kvWindow", engine.kvWindow);

@@ -2,18 +2,22 @@
 // application "sinkscope" (tests point QSettings at a temporary folder).
 #pragma once
 
+#include "window/window_state.h"
 #include "worker/engine_types.h"
 
 #include <QString>
+#include <QStringList>
 
 namespace sinkscope::ui {
 
 struct AppSettings {
     QString modelPath;              // empty: the synthetic model on first run
+    QStringList recentModels;       // opened successfully, most recent first (recent_models.h)
     QString toolsText;              // the tools editor text last applied; empty: the first preset
     bool toolsInSystemTurn = false; // the template's switch, where a model's template has it
     EngineSettings engine;
     GenerationLimits limits;
+    WindowState window; // as the window was last closed
 
     static AppSettings load();
     void save() const;

@@ -9,22 +9,23 @@
 #include "views/kv_cache_view.h"
 #include "views/mask_heatmap.h"
 #include "views/tools_editor.h"
+#include "window/about_box.h"
+#include "window/model_drop.h"
 #include "window/model_info_dialog.h"
+#include "window/recent_models.h"
 #include "window/status_banner.h"
 #include "window/tools_page.h"
+#include "window/window_state.h"
 #include "worker/default_model.h"
 #include "worker/display_text.h"
 #include "worker/engine_client.h"
 
 #include <QAction>
-#include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QLocale>
 #include <QMenuBar>
-#include <QMessageBox>
 #include <QProgressBar>
 #include <QScrollArea>
 #include <QSplitter>
@@ -40,12 +41,6 @@ namespace sinkscope::ui {
 namespace {
 
 constexpr int kStatusMessageMs = 10000;
-
-QString parameterText(qint64 parameters) {
-    if (parameters >= 1000000)
-        return QObject::tr("%1M params").arg(QLocale().toString(parameters / 1e6, 'f', 1));
-    return QObject::tr("%1K params").arg(QLocale().toString(parameters / 1e3, 'f', 0));
-}
 
 // The preset's canned result for the calls: one call's result, or an array of them in call
 // order; empty unless every called tool has one.
@@ -73,6 +68,8 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
     createStatusBar();
     connectEngine();
     resize(1400, 900);
+    // A run that saves nothing (a screenshot) keeps the default layout, so that it can be repeated.
+    if (m_options.persistSettings) restoreWindowState(*this, *m_tabs, m_settings.window);
 
     m_settingsPanel->setValues(m_settings.engine, m_settings.limits);
     m_engine->applySettings(m_settings.engine);
@@ -113,6 +110,7 @@ void MainWindow::createWidgets() {
     m_tabs->addTab(m_policies, tr("Policies"));
 
     auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->setObjectName(QStringLiteral("chatSplitter")); // named: its sizes are restored
     splitter->addWidget(m_chat);
     splitter->addWidget(m_tabs);
     splitter->setStretchFactor(0, 5);
@@ -126,6 +124,11 @@ void MainWindow::createWidgets() {
     layout->addWidget(m_banner);
     layout->addWidget(splitter, 1);
     setCentralWidget(central);
+
+    auto* drop = new ModelDropTarget(this);
+    connect(drop, &ModelDropTarget::modelDropped, this, &MainWindow::openModelFile);
+    connect(drop, &ModelDropTarget::refused, this,
+            [this](const QString& reason) { statusBar()->showMessage(reason, kStatusMessageMs); });
 
     connect(m_chat, &ChatPanel::sendRequested, this, &MainWindow::onSendRequested);
     connect(m_chat, &ChatPanel::stopRequested, m_engine.get(), &EngineClient::stop);
@@ -168,6 +171,12 @@ void MainWindow::createWidgets() {
 void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open Model…"), QKeySequence::Open, this, &MainWindow::chooseModelFile);
+    m_recentModels = new RecentModelsMenu(this);
+    m_recentModels->setModels(m_settings.recentModels);
+    connect(m_recentModels, &RecentModelsMenu::modelChosen, this, &MainWindow::openModelFile);
+    connect(m_recentModels, &RecentModelsMenu::clearRequested, this,
+            [this] { setRecentModels({}); });
+    file->addMenu(m_recentModels);
     file->addAction(tr("&Export Heatmap PNG…"), QKeySequence(tr("Ctrl+E")), this,
                     &MainWindow::exportHeatmap);
     file->addSeparator();
@@ -188,8 +197,9 @@ void MainWindow::createMenus() {
     }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Model Information…"), this, &MainWindow::showModelInfo);
-    help->addAction(tr("&About Sinkscope"), this, &MainWindow::showAbout);
+    help->addAction(tr("&Model Information…"), QKeySequence(tr("Ctrl+I")), this,
+                    &MainWindow::showModelInfo);
+    help->addAction(tr("&About Sinkscope"), this, [this] { showAboutBox(modelInfo(), this); });
 }
 
 void MainWindow::createStatusBar() {
@@ -300,23 +310,18 @@ void MainWindow::showModelInfo() {
     dialog->open();
 }
 
-void MainWindow::showAbout() {
-    auto* box = new QMessageBox(
-        QMessageBox::Information, tr("About Sinkscope"),
-        tr("<b>Sinkscope</b> %1<br>A playground for a language model whose KV cache is bounded: "
-           "a sliding window of recent tokens plus pinned sink tokens.")
-            .arg(QApplication::applicationVersion()),
-        QMessageBox::Ok, this);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();
-}
-
 void MainWindow::setLoading(bool loading) {
     m_loadingBar->setVisible(loading);
 }
 
 void MainWindow::saveSettings() {
     if (m_options.persistSettings) m_settings.save();
+}
+
+void MainWindow::setRecentModels(const QStringList& paths) {
+    m_settings.recentModels = paths;
+    m_recentModels->setModels(paths);
+    saveSettings();
 }
 
 GenerationLimits MainWindow::effectiveLimits() const {
@@ -362,6 +367,7 @@ void MainWindow::openModelFile(const QString& path) {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
     m_engine->stop(); // the destructor joins the thread; a reply in flight ends within one token
+    m_settings.window = captureWindowState(*this, *m_tabs);
     saveSettings();
     QMainWindow::closeEvent(event);
 }
@@ -401,8 +407,9 @@ void MainWindow::onModelLoaded(const ModelInfo& info) {
     m_model = info;
     const QString name = info.displayName();
     setWindowTitle(tr("Sinkscope — %1").arg(name));
-    m_modelLabel->setText(tr("%1 · %2").arg(name, parameterText(info.parameters)));
-    m_modelLabel->setToolTip(QDir::toNativeSeparators(info.path));
+    m_modelLabel->setText(tr("%1 · %2").arg(name, parameterCount(info.parameters)));
+    m_modelLabel->setToolTip(
+        tr("%1\nClick for the model's information.").arg(QDir::toNativeSeparators(info.path)));
     m_settingsPanel->setModel(info);
     m_chat->setReady(true); // the conversation goes on: the worker carried it over
     m_policies->setModelReady(true);
@@ -412,7 +419,7 @@ void MainWindow::onModelLoaded(const ModelInfo& info) {
         m_banner->hide(); // a notice (e.g. "configured model missing") stays readable
     statusBar()->showMessage(tr("Loaded %1").arg(name), kStatusMessageMs);
     m_settings.modelPath = info.path;
-    saveSettings();
+    setRecentModels(withRecentModel(m_settings.recentModels, info.path)); // saves the settings
     emit modelReady(info);
 }
 

@@ -26,6 +26,7 @@ namespace sinkscope::ui {
 
 class ChatPanel;
 class EngineClient;
+class RecentModelsMenu;
 class PoliciesPanel;
 class SettingsPanel;
 class StatsPanel;
@@ -67,8 +68,9 @@ public:
     const std::optional<StepSnapshot>& latestSnapshot() const { return m_latestSnapshot; }
     QString modelLabelText() const;
 
-    void sendMessage(const QString& text);   // as if typed and sent
-    void openModelFile(const QString& path); // as if chosen in File > Open Model…
+    void sendMessage(const QString& text); // as if typed and sent
+    // As if chosen in File > Open Model… (or in File > Recent Models, or dropped on the window).
+    void openModelFile(const QString& path);
     // As if clicked in a call's attribution: the tool's sink slots and key columns highlighted.
     void highlightTool(const QString& tool);
 
@@ -92,10 +94,10 @@ private:
     void openModel(const QString& path, bool installDefault);
     void chooseModelFile();
     void exportHeatmap();
-    void showAbout();
     void showModelInfo(); // nothing before a model has loaded
     void setLoading(bool loading);
     void saveSettings();
+    void setRecentModels(const QStringList& paths); // shown in File > Recent Models and saved
     GenerationLimits effectiveLimits() const;
 
     void onBatch(const EngineBatch& batch);
@@ -139,6 +141,7 @@ private:
     QToolButton* m_modelLabel = nullptr; // flat; a click opens the model information
     QProgressBar* m_loadingBar = nullptr;
     QAction* m_stopAction = nullptr;
+    RecentModelsMenu* m_recentModels = nullptr;
 
     // Declared last: destroyed first, so the engine thread has stopped before any widget goes.
     std::unique_ptr<EngineClient> m_engine;

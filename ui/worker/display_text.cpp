@@ -14,6 +14,14 @@ QString tokenCount(qint64 count) {
                    QCoreApplication::translate("ui", "tokens"));
 }
 
+QString parameterCount(qint64 parameters) {
+    if (parameters >= 1000000)
+        return QCoreApplication::translate("ui", "%1M params")
+            .arg(QLocale().toString(parameters / 1e6, 'f', 1));
+    return QCoreApplication::translate("ui", "%1K params")
+        .arg(QLocale().toString(parameters / 1e3, 'f', 0));
+}
+
 QString formatRate(double perSecond) {
     return QLocale().toString(perSecond, 'f', perSecond < 100 ? 1 : 0);
 }
