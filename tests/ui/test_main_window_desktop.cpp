@@ -92,7 +92,9 @@ private slots:
     void refusedDropKeepsTheModel();
     void dropWhileGeneratingStopsTheReply();
     void recentModelsListOpenAndClear();
+    void recentModelsKeepTheLastEight();
     void layoutIsRestoredAtTheNextStart();
+    void damagedLayoutSettingsAreIgnored();
     void aboutNamesVersionQtAndModel();
     void ctrlIShowsModelInformation();
 };
@@ -223,6 +225,28 @@ void TestMainWindowDesktop::recentModelsListOpenAndClear() {
     QVERIFY(!entries[1]->isEnabled());
 }
 
+// The list as the settings keep it: at most eight, the newest first, one entry per file however
+// its path was written, nothing empty.
+void TestMainWindowDesktop::recentModelsKeepTheLastEight() {
+    QStringList recent;
+    for (int i = 0; i < 10; ++i)
+        recent = withRecentModel(recent, m_dir.filePath(QStringLiteral("m%1.gguf").arg(i)));
+    QCOMPARE(recent.size(), kMaxRecentModels);
+    QCOMPARE(recent.constFirst(), m_dir.filePath(QStringLiteral("m9.gguf")));
+    QCOMPARE(recent.constLast(), m_dir.filePath(QStringLiteral("m2.gguf")));
+
+    // m5 again, written another way: it moves to the front, once.
+    recent = withRecentModel(recent, m_dir.path() + QStringLiteral("/sub/../m5.gguf"));
+    QCOMPARE(recent.size(), kMaxRecentModels);
+    QCOMPARE(recent.count(m_dir.filePath(QStringLiteral("m5.gguf"))), 0);
+    QCOMPARE(recent.constFirst(), m_dir.path() + QStringLiteral("/sub/../m5.gguf"));
+    QCOMPARE(recent.constLast(), m_dir.filePath(QStringLiteral("m2.gguf")));
+
+    QSettings(QStringLiteral("Sinkscope"), QStringLiteral("sinkscope"))
+        .setValue("model/recent", QStringList{"", m_modelPath, "", m_modelPath});
+    QCOMPARE(AppSettings::load().recentModels, QStringList{m_modelPath});
+}
+
 // Size, tab and splitters as the user left them when the window closed come back at the next
 // start; a run that saves nothing (a screenshot) keeps the default layout.
 void TestMainWindowDesktop::layoutIsRestoredAtTheNextStart() {
@@ -264,6 +288,23 @@ void TestMainWindowDesktop::layoutIsRestoredAtTheNextStart() {
     MainWindow unsaved(screenshot);
     QCOMPARE(unsaved.tabs()->currentIndex(), 0);
     QVERIFY(unsaved.size() != size);
+}
+
+// Settings edited by hand or by another version: the window opens with its default layout.
+void TestMainWindowDesktop::damagedLayoutSettingsAreIgnored() {
+    {
+        QSettings settings(QStringLiteral("Sinkscope"), QStringLiteral("sinkscope"));
+        settings.setValue("window/geometry", QByteArray("not a geometry"));
+        settings.setValue("window/splitters/chatSplitter", QByteArray(3, '\xff'));
+        settings.setValue("window/tab", 99);
+        settings.setValue("model/recent", QStringLiteral("just one string.gguf"));
+    }
+    WindowPtr window = openWindow();
+    QVERIFY(window);
+    QCOMPARE(window->size(), QSize(1400, 900));
+    QCOMPARE(window->tabs()->currentIndex(), 0);
+    QCOMPARE(window->findChild<RecentModelsMenu*>()->models(),
+             QStringList({m_modelPath, "just one string.gguf"}));
 }
 
 void TestMainWindowDesktop::aboutNamesVersionQtAndModel() {
