@@ -5,7 +5,7 @@ assistant segment (<tool_call>[...]</tool_call><|im_end|>): greedy decoding woul
 exactly that call. Off-topic turns count as right when the first predicted token is not
 <tool_call>. Earlier turns are given their expected transcript, not the model's own outputs.
 
-  python3 evaluate.py --work-dir DIR --suite FILE.jsonl [--checkpoint best.pt] [--window 96]
+  python3 evaluate.py --work-dir DIR --suite FILE.jsonl [--checkpoint latest.pt] [--window 96]
 """
 
 import argparse
@@ -24,8 +24,9 @@ LATE_TURN = 30  # turns 30 and later (1-based), as eval-tools reports them
 def turn_results(model, tok, conv, window, sinks=True):
     """[(turn index, is_call, exact, start position)] for one conversation."""
     r = needle_format.render(conv, tok)
-    ids = torch.tensor([pad_to_window(r.ids, window)])
-    sink = torch.tensor([pad_to_window(r.sink, window)], dtype=torch.bool)
+    device = next(model.parameters()).device
+    ids = torch.tensor([pad_to_window(r.ids, window)], device=device)
+    sink = torch.tensor([pad_to_window(r.sink, window)], dtype=torch.bool, device=device)
     pred = model(ids, SessionLayout(sink, window, sinks))[0].argmax(-1)
     call_id = tok.specials["<tool_call>"]
     out = []
@@ -55,7 +56,7 @@ def exact_match(model, tok, convs, window, sinks=True):
 
 
 def load_model(path):
-    state = torch.load(path)
+    state = torch.load(path, map_location="cpu")
     model = NeedleNano(Config(**state["config"]))
     model.load_state_dict(state["model"])
     model.eval()
@@ -72,7 +73,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--suite", required=True, action="append")
-    ap.add_argument("--checkpoint", default="best.pt")
+    ap.add_argument("--checkpoint", default="latest.pt")
     ap.add_argument("--window", type=int, default=96)
     ap.add_argument("--limit", type=int, default=0, help="conversations per suite (0: all)")
     args = ap.parse_args()

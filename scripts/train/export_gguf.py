@@ -10,7 +10,7 @@ A PyTorch Linear weight [out][in] is stored row-major, which is GGUF's ne = {in,
 are written as they are. The model rotates adjacent pairs, as llama.cpp's `llama` does, so Q and
 K need no permutation.
 
-  python3 export_gguf.py --work-dir DIR [--checkpoint best.pt] --out needle-nano.gguf
+  python3 export_gguf.py --work-dir DIR [--checkpoint latest.pt] --out needle-nano.gguf
 """
 
 import argparse
@@ -130,12 +130,12 @@ def export(state, tok, path, kv_window, half):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--work-dir", required=True)
-    ap.add_argument("--checkpoint", default="best.pt")
+    ap.add_argument("--checkpoint", default="latest.pt")
     ap.add_argument("--out", required=True)
     ap.add_argument("--kv-window", type=int, default=96)
     ap.add_argument("--f16", action="store_true", help="F16 matrices (F32 by default)")
     args = ap.parse_args()
-    state = torch.load(os.path.join(args.work_dir, args.checkpoint))
+    state = torch.load(os.path.join(args.work_dir, args.checkpoint), map_location="cpu")
     tok = Tokenizer.load(os.path.join(args.work_dir, "tokenizer.json"))
     size = export(state, tok, args.out, args.kv_window, args.f16)
     print("wrote %s (%d bytes, step %d)" % (args.out, size, state["step"]))

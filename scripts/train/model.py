@@ -40,7 +40,8 @@ class Config:
 
 def rope_angles(positions, head_dim, base):
     """cos, sin [..., head_dim / 2] for integer positions [...]."""
-    inv = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    inv = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64, device=positions.device) /
+                   head_dim)
     theta = positions.to(torch.float64).unsqueeze(-1) * inv
     return torch.cos(theta).float(), torch.sin(theta).float()
 
@@ -71,15 +72,16 @@ class SessionLayout:
         self.window = window
         self.sinks = sinks
         B, T = is_sink.shape
+        device = is_sink.device
         self.T = T
         self.is_sink = is_sink if sinks else torch.zeros_like(is_sink)
         counts = self.is_sink.sum(1)
         S = max(int(counts.max()), 1)
         order = torch.argsort((~self.is_sink).to(torch.int8), dim=1, stable=True)
         self.sink_pos = order[:, :S]  # [B, S]
-        j = torch.arange(S)
+        j = torch.arange(S, device=device)
         self.sink_valid = j.unsqueeze(0) < counts.unsqueeze(1)  # [B, S]
-        pos = torch.arange(T)
+        pos = torch.arange(T, device=device)
         # Streaming distance of sink j: min(q - p_j, W + S_b - 1 - j)
         folded = (window + counts.unsqueeze(1) - 1 - j.unsqueeze(0))  # [B, S]
         true_dist = pos.view(1, T, 1) - self.sink_pos.unsqueeze(1)  # [B, T, S]
@@ -193,7 +195,7 @@ class NeedleNano(nn.Module):
     def forward(self, ids, layout):
         """ids [B, T] (T a multiple of the layout's window) -> logits [B, T, vocab]."""
         T = ids.shape[1]
-        cos, sin = rope_angles(torch.arange(T), self.c.head_dim, self.c.rope_base)
+        cos, sin = rope_angles(torch.arange(T, device=ids.device), self.c.head_dim, self.c.rope_base)
         x = self.embed(ids)
         for block in self.blocks:
             x = block(x, layout, cos, sin)

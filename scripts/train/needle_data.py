@@ -13,6 +13,8 @@ A conversation is a dict in the evaluation-suite format (issue 6), plus a `reply
 import json
 import random
 
+import needle_aux
+
 # Value pools are split: items at index % 5 == 4 only appear in evaluation ("held-out values").
 EVAL_EVERY = 5
 
@@ -433,6 +435,15 @@ class ToolVariant:
         self.enums = {k: list(rng.choice(p.enum)) for k, p in tool.params.items() if p.enum}
         self.order = keys[:]
         rng.shuffle(self.order)
+        self.enum_order = {}  # key -> the schema's order of the enum values, when reshuffled
+
+    def shuffle_enums(self, rng):
+        """Lists the enum values in a random order, so that their position says nothing."""
+        for key, values in self.enums.items():
+            self.enum_order[key] = rng.sample(values, len(values))
+
+    def schema_enum(self, key):
+        return self.enum_order.get(key, self.enums[key])
 
     def schema(self):
         props = {}
@@ -443,7 +454,7 @@ class ToolVariant:
             if p.items:
                 prop["items"] = {"type": p.items}
             if key in self.enums:
-                prop["enum"] = self.enums[key]
+                prop["enum"] = self.schema_enum(key)
             if name not in p.names:  # a nonsense name carries its meaning in the description
                 prop["description"] = p.descs[0]
             props[name] = prop
@@ -489,7 +500,8 @@ class ConversationGenerator:
     """generate(index) is a pure function of (seed, split, index)."""
 
     def __init__(self, seed, split="train", domains=None, min_turns=10, max_turns=40,
-                 off_topic_rate=0.25, nonsense_rate=0.2, multi_rate=0.12, system_rate=0.15):
+                 off_topic_rate=0.25, nonsense_rate=0.2, multi_rate=0.12, system_rate=0.15,
+                 random_id_rate=0.0):
         self.seed = seed
         self.split = split
         self.domains = domains if domains is not None else DOMAINS
@@ -499,8 +511,9 @@ class ConversationGenerator:
         self.nonsense_rate = nonsense_rate
         self.multi_rate = multi_rate
         self.system_rate = system_rate
+        self.random_id_rate = random_id_rate
 
-    def tool_set(self, rng):
+    def tool_set(self, rng, nonsense_rate):
         names = sorted(self.domains)
         kind = rng.random()
         if kind < 0.15:  # routing among many tools
@@ -512,16 +525,33 @@ class ConversationGenerator:
             others = [t for d in names if d != main for t in self.domains[d]]
             chosen += rng.sample(others, min(len(others), rng.randint(0, 3)))
         rng.shuffle(chosen)
-        return [ToolVariant(t, rng, self.nonsense_rate) for t in chosen]
+        return [ToolVariant(t, rng, nonsense_rate) for t in chosen]
 
-    def generate(self, index):
+    def generate(self, index, max_turns=None, aux_rate=0.0):
+        """Conversation `index`. max_turns caps its length (the curriculum); aux_rate replaces
+        that share of its turns by auxiliary retrieval turns (needle_aux.py). Random-ID
+        conversations (random_id_rate) name every tool and parameter with fresh nonsense and
+        reshuffle the enum values. Those choices draw from a second generator, so that without
+        them a conversation is exactly what it always was (the tokenizer and the suites)."""
         rng = random.Random("%d/%s/%d" % (self.seed, self.split, index))
-        variants = self.tool_set(rng)
-        n_turns = rng.randint(self.min_turns, self.max_turns)
+        extra = random.Random("extra/%d/%s/%d" % (self.seed, self.split, index))
+        random_ids = self.random_id_rate > 0 and extra.random() < self.random_id_rate
+        variants = self.tool_set(rng, 1.0 if random_ids else self.nonsense_rate)
+        if random_ids:
+            for v in variants:
+                v.shuffle_enums(extra)
+        if max_turns is None:
+            n_turns = rng.randint(self.min_turns, self.max_turns)
+        else:
+            hi = max(1, min(self.max_turns, max_turns))
+            n_turns = rng.randint(min(self.min_turns, max(1, hi // 2)), hi)
         off_pool = OFF_TOPIC if self.split == "train" else OFF_TOPIC_EVAL + OFF_TOPIC
         turns = []
         last_tool = None
         for _ in range(n_turns):
+            if aux_rate and extra.random() < aux_rate:
+                turns.append(needle_aux.aux_turn(extra, variants))
+                continue
             r = rng.random()
             if r < self.off_topic_rate:
                 q, reply = rng.choice(off_pool)

@@ -6,7 +6,9 @@ Stages (run again, the command resumes: the tokenizer is kept, training continue
   1. tokenizer:  <work>/tokenizer.json, BPE over generated training conversations
   2. suites:     evaluation suites (JSONL) in <work>/suites/, and the CI-sized ones when
                  --ci-suites DIR is given (the repository keeps them in tests/data/tools-eval/)
-  3. training:   <work>/latest.pt, best.pt, loss.csv (resumable)
+  3. training:   <work>/latest.pt, stable.pt, loss.csv, diagnostics.csv (train.py: runs add up;
+                 a work directory without state starts from the repository's weights,
+                 scripts/train/state/needle-nano-stable.pt, which each run brings up to date)
   4. evaluation: <work>/eval.json (exact match, sinks on and off)
   5. export:     <out>/needle-nano.gguf and <out>/needle-nano-loss.png
   6. (--build DIR) verify_engine.py: tokenizer and logits against Sinkscope's engine
@@ -51,6 +53,24 @@ SUITES = {
     "heldout-domains": (SEED + 2, "eval", needle_data.HELDOUT_DOMAINS, 32),
 }
 CI_CONVERSATIONS = 4
+REPO_STATE = os.path.join(HERE, "state", "needle-nano-stable.pt")
+
+# train.py arguments per preset. "cpu" is the shipped shape, trained run after run from the
+# repository's weights (REPO_STATE) on one or two threads. "gpu" trains a larger model from
+# scratch on one GPU in one go (its data rendered by 14 worker processes); "gpu-tiny" is the same
+# code path at a toy size, to check on a CPU that the GPU command runs.
+PRESETS = {
+    "cpu": ["--d", "192", "--layers", "6", "--heads", "6", "--kv-heads", "6", "--ff", "384",
+            "--batch", "1", "--curriculum", "8000", "--init", REPO_STATE,
+            "--save-weights", REPO_STATE],
+    "gpu": ["--d", "384", "--layers", "8", "--heads", "8", "--kv-heads", "8", "--ff", "768",
+            "--batch", "32", "--workers", "14", "--curriculum", "60000", "--lr", "1.5e-3",
+            "--warmup", "200", "--diag-minutes", "1.5"],
+    "gpu-tiny": ["--d", "32", "--layers", "2", "--heads", "2", "--kv-heads", "2", "--ff", "64",
+                 "--batch", "4", "--workers", "2", "--curriculum", "400", "--warmup", "5",
+                 "--diag-minutes", "0.2"],
+}
+DEFAULT_MINUTES = {"cpu": "110", "gpu": "6.5", "gpu-tiny": "0.5"}
 
 
 def suite_line(conv):
@@ -87,28 +107,39 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="folder for needle-nano.gguf")
-    ap.add_argument("--work-dir", default=os.path.expanduser("~/.cache/sinkscope-train"),
-                    help="tokenizer, checkpoints, logs, suites (outside git)")
+    ap.add_argument("--work-dir", default="",
+                    help="tokenizer, checkpoints, logs, suites (outside git); default "
+                         "~/.cache/sinkscope-train, with -PRESET appended for the gpu presets")
     ap.add_argument("--ci-suites", default="", help="also write the CI-sized suites here")
-    ap.add_argument("--steps", default="6000", help="planned steps (LR schedule, upper bound)")
-    ap.add_argument("--minutes", default="84",
-                    help="training-time budget; the LR decays over it (0: follow --steps)")
+    ap.add_argument("--preset", default="cpu", choices=sorted(PRESETS),
+                    help="model shape and batch: cpu (the shipped shape, resumed run after run), "
+                         "gpu (a larger model in one go), gpu-tiny (the gpu path at a toy size)")
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda for the gpu preset")
+    ap.add_argument("--minutes", default="",
+                    help="this run's training time (the last 15%% decay the learning rate); "
+                         "default per preset: cpu 110, gpu 6.5, gpu-tiny 0.5")
     ap.add_argument("--window", default="96", help="kv window for evaluation and metadata")
     ap.add_argument("--threads", default="1", help="PyTorch threads for training")
     ap.add_argument("--build", default="",
                     help="a Sinkscope CMake build folder: also check the GGUF against the engine")
-    ap.add_argument("--checkpoint", default="best.pt",
-                    help="the checkpoint to evaluate and export (best.pt or latest.pt)")
+    ap.add_argument("--checkpoint", default="latest.pt",
+                    help="the checkpoint to evaluate and export (latest.pt: the decayed end of the "
+                         "run; stable.pt: its start of decay)")
     ap.add_argument("--ship", action="store_true",
                     help="copy the model, its loss curve and its test data into the repository")
     args = ap.parse_args()
+    if not args.work_dir:
+        suffix = "" if args.preset == "cpu" else "-" + args.preset
+        args.work_dir = os.path.expanduser("~/.cache/sinkscope-train" + suffix)
+    # PyTorch's CPU products run in OpenBLAS, whose own thread count is set only this way.
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = args.threads
     if args.ship and not args.build:
         ap.error("--ship needs --build (the test data is recorded with the engine)")
     os.makedirs(args.work_dir, exist_ok=True)
     train_tokenizer(args.work_dir)
     write_suites(args.work_dir, args.ci_suites)
-    run("train.py", "--work-dir", args.work_dir, "--steps", args.steps, "--minutes", args.minutes,
-        "--threads", args.threads)
+    run("train.py", "--work-dir", args.work_dir, "--device", args.device, "--threads", args.threads,
+        "--minutes", args.minutes or DEFAULT_MINUTES[args.preset], *PRESETS[args.preset])
     suites = [os.path.join(args.work_dir, "suites", n + ".jsonl") for n in SUITES]
     eval_args = ["--work-dir", args.work_dir, "--window", args.window, "--limit", "16",
                  "--checkpoint", args.checkpoint]
@@ -122,6 +153,7 @@ def main():
     run("export_gguf.py", "--work-dir", args.work_dir, "--kv-window", args.window, "--out", gguf,
         "--checkpoint", args.checkpoint)
     run("plot_loss.py", "--csv", os.path.join(args.work_dir, "loss.csv"),
+        "--diagnostics", os.path.join(args.work_dir, "diagnostics.csv"),
         "--out", os.path.join(args.out, "needle-nano-loss.png"))
     if not args.build:
         return

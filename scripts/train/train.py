@@ -1,59 +1,62 @@
-"""Trains needle-nano: one generated conversation per step, the session mask, loss on the
-assistant's tokens. Resumable: `latest.pt` in the work directory holds the model, the optimiser
-and the step; the data of step s is conversation s of the training generator, so a resumed run
-sees exactly the data an uninterrupted one would.
+"""Trains needle-nano under the session mask, loss on the assistant's tokens (weighted, see
+needle_format.LOSS_WEIGHTS), in runs that add up.
+
+Data (batches.py): step s trains on conversations s*B .. s*B+B-1 of the training generator
+(B = --batch). The curriculum grows the conversations from one turn to 40 over the first
+--curriculum conversations and shrinks the share of auxiliary retrieval turns (needle_aux.py)
+from --aux-start to --aux-end; --random-id-rate of the conversations name their tools with fresh
+nonsense.
+
+Schedule: warm-up, then a constant learning rate (stable), and in the last --decay-fraction of a
+run's --minutes a linear decay to 10% (warmup-stable-decay). The state at the start of the decay
+is kept as stable.pt; the next run resumes from it (or from latest.pt when a run stopped before
+its decay), so runs add up as if the stable phase had never paused. With no state in the work
+directory, a run starts from the repository's weights (--init), else from scratch.
+
+Logs in the work directory: loss.csv (every 10 steps) and diagnostics.csv (diagnostics.py, every
+--diag-minutes of training time).
 """
 
 import argparse
 import csv
-import json
-import math
 import os
-import random
 import time
 
 import torch
 import torch.nn.functional as F
 
-import evaluate
+import batches
+import diagnostics
 import needle_data
-import needle_format
-from model import Config, NeedleNano, SessionLayout, pad_to_window
+from model import Config, NeedleNano, SessionLayout
 from spm_tokenizer import Tokenizer
 
-WINDOWS = [64, 80, 96, 112, 128]  # a window per conversation, drawn from these
+LOSS_FIELDS = ["step", "tokens_seen", "loss", "lr", "train_seconds", "tokens_per_s", "max_turns",
+               "aux_rate", "batch"]
 
 
-def window_for(seed, step):
-    return random.Random("window/%d/%d" % (seed, step)).choice(WINDOWS)
+def batch_loss(model, batch, device):
+    """Weighted mean cross-entropy over the assistant tokens of the batch's conversations."""
+    ids = batch["ids"].to(device, non_blocking=True)
+    weight = batch["weight"].to(device, non_blocking=True)
+    sink = batch["sink"].to(device, non_blocking=True)
+    with torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu",
+                        dtype=torch.bfloat16, enabled=device.startswith("cuda")):
+        logits = model(ids, SessionLayout(sink, batch["window"]))
+    ce = F.cross_entropy(logits[:, :-1].float().reshape(-1, logits.shape[-1]),
+                         ids[:, 1:].reshape(-1), reduction="none")
+    w = weight[:, 1:].reshape(-1)
+    return (ce * w).sum() / w.sum()
 
 
-def batch_of(rendered, window):
-    ids = torch.tensor([pad_to_window(rendered.ids, window)])
-    loss = torch.tensor([pad_to_window(rendered.loss, window)], dtype=torch.bool)
-    sink = torch.tensor([pad_to_window(rendered.sink, window)], dtype=torch.bool)
-    return ids, loss, sink
-
-
-def conversation_loss(model, rendered, window, sinks=True):
-    """Mean cross-entropy over the assistant tokens of one conversation, and their count."""
-    ids, loss_mask, sink = batch_of(rendered, window)
-    logits = model(ids, SessionLayout(sink, window, sinks))
-    targets = loss_mask[0, 1:]
-    loss = F.cross_entropy(logits[0, :-1][targets], ids[0, 1:][targets])
-    return loss, int(targets.sum())
-
-
-def learning_rate(step, train_seconds, args):
-    """Warm-up, then cosine decay to 10% over the planned steps or the time budget, whichever
-    runs out first (on a shared CPU the speed is not known in advance)."""
+def learning_rate(step, run_seconds, args):
     if step < args.warmup:
         return args.lr * (step + 1) / args.warmup
-    progress = (step - args.warmup) / max(1, args.steps - args.warmup)
-    if args.minutes:
-        progress = max(progress, train_seconds / (args.minutes * 60))
-    progress = min(1.0, progress)
-    return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+    decay_start = args.minutes * 60 * (1 - args.decay_fraction)
+    if run_seconds < decay_start:
+        return args.lr
+    progress = min(1.0, (run_seconds - decay_start) / (args.minutes * 60 - decay_start))
+    return args.lr * (1 - 0.9 * progress)
 
 
 def save_atomic(obj, path):
@@ -62,115 +65,167 @@ def save_atomic(obj, path):
     os.replace(tmp, path)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+def load_state(work_dir, init):
+    """The state to resume from: (state dict or None, where it came from)."""
+    latest, stable = os.path.join(work_dir, "latest.pt"), os.path.join(work_dir, "stable.pt")
+    if os.path.exists(latest):
+        state = torch.load(latest, map_location="cpu")
+        if not state.get("decayed"):
+            return state, latest
+    if os.path.exists(stable):
+        return torch.load(stable, map_location="cpu"), stable
+    if init and os.path.exists(init):
+        return torch.load(init, map_location="cpu"), init
+    return None, "scratch"
+
+
+def save_weights(model, config, counters, path):
+    """The repository's form of the state: fp16 weights and the counters, no optimizer (a
+    resumed run warms its fresh optimizer up again)."""
+    weights = {k: v.detach().cpu().to(torch.float16) for k, v in model.state_dict().items()}
+    save_atomic(dict(counters, config=config.to_dict(), model=weights, weights_only=True), path)
+
+
+def open_log(path, fields):
+    new = not os.path.exists(path)
+    handle = open(path, "a", newline="")
+    writer = csv.writer(handle)
+    if new:
+        writer.writerow(fields)
+    return handle, writer
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--init", default="", help="weights to start from when the work dir has none")
+    ap.add_argument("--save-weights", default="", help="also write the stable weights here")
     ap.add_argument("--seed", type=int, default=1234)
-    ap.add_argument("--steps", type=int, default=4000, help="planned steps (the LR schedule)")
-    ap.add_argument("--minutes", type=float, default=0,
-                    help="training-time budget over all resumed runs (0: none)")
+    ap.add_argument("--minutes", type=float, default=60, help="this run's training time")
+    ap.add_argument("--decay-fraction", type=float, default=0.15)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--batch", type=int, default=1, help="conversations per step")
+    ap.add_argument("--curriculum", type=int, default=8000,
+                    help="conversations over which the curriculum reaches its end")
+    ap.add_argument("--aux-start", type=float, default=0.35)
+    ap.add_argument("--aux-end", type=float, default=0.10)
+    ap.add_argument("--random-id-rate", type=float, default=0.4)
     ap.add_argument("--d", type=int, default=192)
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--kv-heads", type=int, default=2)
-    ap.add_argument("--ff", type=int, default=512)
+    ap.add_argument("--layers", type=int, default=6)
+    ap.add_argument("--heads", type=int, default=6)
+    ap.add_argument("--kv-heads", type=int, default=6)
+    ap.add_argument("--ff", type=int, default=384)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--workers", type=int, default=0, help="data worker processes (0: none)")
     ap.add_argument("--checkpoint-every", type=int, default=50)
-    ap.add_argument("--eval-every", type=int, default=200)
-    args = ap.parse_args()
+    ap.add_argument("--diag-minutes", type=float, default=10)
+    return ap.parse_args()
 
+
+def main():
+    args = parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     tok = Tokenizer.load(os.path.join(args.work_dir, "tokenizer.json"))
-    latest = os.path.join(args.work_dir, "latest.pt")
-    if os.path.exists(latest):
-        state = torch.load(latest)
-        config = Config(**state["config"])
-    else:
-        state = None
-        config = Config(vocab=tok.size, d=args.d, n_layer=args.layers, n_head=args.heads,
-                        n_kv=args.kv_heads, ff=args.ff)
-    model = NeedleNano(config)
+    state, source = load_state(args.work_dir, args.init)
+    config = Config(**state["config"]) if state else Config(
+        vocab=tok.size, d=args.d, n_layer=args.layers, n_head=args.heads, n_kv=args.kv_heads,
+        ff=args.ff)
+    model = NeedleNano(config).to(args.device)
     decay = [p for n, p in model.named_parameters() if p.dim() == 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=args.lr, betas=(0.9, 0.95))
-    step, tokens_seen, train_seconds, best = 0, 0, 0.0, -1.0
+    step = tokens_seen = 0
+    train_seconds = 0.0
+    warm_from = 0
     if state:
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        step, tokens_seen = state["step"], state["tokens_seen"]
-        train_seconds, best = state["train_seconds"], state["best"]
-        print("resumed at step %d (%d tokens)" % (step, tokens_seen), flush=True)
-    print("parameters: %d" % sum(p.numel() for p in model.parameters()), flush=True)
+        model.load_state_dict({k: v.float() for k, v in state["model"].items()})
+        if "optimizer" in state:
+            opt.load_state_dict(state["optimizer"])
+        else:
+            warm_from = state["step"]  # a fresh optimizer warms up again
+        step = state["step"]
+        tokens_seen, train_seconds = state["tokens_seen"], state["train_seconds"]
+    print("from %s: step %d, %d tokens; parameters %d" % (
+        source, step, tokens_seen, sum(p.numel() for p in model.parameters())), flush=True)
 
-    gen = needle_data.ConversationGenerator(args.seed, "train")
-    eval_gen = needle_data.ConversationGenerator(args.seed + 1, "eval", min_turns=32, max_turns=32)
-    eval_convs = [eval_gen.generate(i) for i in range(4)]
-    log_path = os.path.join(args.work_dir, "loss.csv")
-    new_log = not os.path.exists(log_path)
-    log = open(log_path, "a", newline="")
-    writer = csv.writer(log)
-    if new_log:
-        writer.writerow(["step", "tokens_seen", "loss", "lr", "train_seconds", "tokens_per_s",
-                         "eval_exact_match"])
+    gen = needle_data.ConversationGenerator(args.seed, "train", random_id_rate=args.random_id_rate)
+    dev = [needle_data.ConversationGenerator(args.seed + 1, "eval", min_turns=16,
+                                             max_turns=16).generate(i) for i in range(4)]
+    diag = diagnostics.Diagnostics(tok, dev)
+    log, writer = open_log(os.path.join(args.work_dir, "loss.csv"), LOSS_FIELDS)
+    diag_log, diag_writer = open_log(os.path.join(args.work_dir, "diagnostics.csv"),
+                                     diagnostics.Diagnostics.FIELDS)
 
-    def checkpoint(path):
-        save_atomic({"config": config.to_dict(), "model": model.state_dict(),
-                     "optimizer": opt.state_dict(), "step": step, "tokens_seen": tokens_seen,
-                     "train_seconds": train_seconds, "best": best, "seed": args.seed}, path)
+    def counters(decayed):
+        return {"step": step, "tokens_seen": tokens_seen,
+                "train_seconds": train_seconds, "seed": args.seed, "decayed": decayed}
 
-    window_loss, window_steps, window_tokens, window_time = 0.0, 0, 0, 0.0
-    while step < args.steps:
-        if args.minutes and train_seconds >= args.minutes * 60:
-            break
+    def checkpoint(path, decayed):
+        weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        save_atomic(dict(counters(decayed), config=config.to_dict(), model=weights,
+                         optimizer=opt.state_dict()), path)
+
+    def run_diagnostics():
+        row = diag.measure(model)
+        diag_writer.writerow([step, tokens_seen, "%.1f" % train_seconds] +
+                             ["%.4f" % row[f] for f in diagnostics.Diagnostics.FIELDS[3:]])
+        diag_log.flush()
+        print("diagnostics at step %d: %s" % (step, row), flush=True)
+
+    stream = batches.batch_stream(gen, tok, step, args)
+    run_seconds, next_diag, decaying = 0.0, 0.0, False
+    sums = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0}
+    while run_seconds < args.minutes * 60:
+        if run_seconds >= next_diag:
+            run_diagnostics()
+            next_diag = run_seconds + args.diag_minutes * 60
+        lr = learning_rate(step - warm_from, run_seconds, args)
+        if lr < args.lr and not decaying and step - warm_from >= args.warmup:
+            decaying = True
+            checkpoint(os.path.join(args.work_dir, "stable.pt"), False)
+            if args.save_weights:
+                save_weights(model, config, counters(False), args.save_weights)
         t0 = time.time()
-        window = window_for(args.seed, step)
-        rendered = needle_format.render(gen.generate(step), tok)
+        batch = next(stream)
+        assert batch["step"] == step
+        max_turns, aux_rate = batches.curriculum(step * args.batch, args)
+        batch_tokens = batch["tokens"]
         for group in opt.param_groups:
-            group["lr"] = learning_rate(step, train_seconds, args)
+            group["lr"] = lr
         model.train()
-        loss, _ = conversation_loss(model, rendered, window)
+        loss = batch_loss(model, batch, args.device)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         step += 1
-        tokens_seen += len(rendered.ids)
+        tokens_seen += batch_tokens
         dt = time.time() - t0
         train_seconds += dt
-        window_loss += loss.item()
-        window_steps += 1
-        window_tokens += len(rendered.ids)
-        window_time += dt
-        exact = ""
-        finishing = step == args.steps or (args.minutes and train_seconds >= args.minutes * 60)
-        if step % args.eval_every == 0 or finishing:
-            model.eval()
-            with torch.no_grad():
-                exact = evaluate.exact_match(model, tok, eval_convs, 96)["exact_match"]
-            if exact >= best:
-                best = exact
-                checkpoint(os.path.join(args.work_dir, "best.pt"))
-        if step % 10 == 0 or exact != "":
-            mean_loss = window_loss / window_steps
-            writer.writerow([step, tokens_seen, "%.4f" % mean_loss,
-                             "%.6f" % opt.param_groups[0]["lr"], "%.1f" % train_seconds,
-                             "%.0f" % (window_tokens / max(window_time, 1e-9)), exact])
+        run_seconds += dt
+        for key, value in (("loss", loss.item()), ("steps", 1), ("tokens", batch_tokens),
+                           ("time", dt)):
+            sums[key] += value
+        if step % 10 == 0:
+            speed = sums["tokens"] / max(sums["time"], 1e-9)
+            writer.writerow([step, tokens_seen, "%.4f" % (sums["loss"] / sums["steps"]),
+                             "%.6f" % lr, "%.1f" % train_seconds, "%.0f" % speed, max_turns,
+                             "%.3f" % aux_rate, args.batch])
             log.flush()
-            print("step %d tokens %d loss %.4f tok/s %.0f %s" % (
-                step, tokens_seen, mean_loss, window_tokens / max(window_time, 1e-9),
-                "exact %.3f" % exact if exact != "" else ""), flush=True)
-            window_loss, window_steps, window_tokens, window_time = 0.0, 0, 0, 0.0
+            print("step %d tokens %d loss %.4f lr %.5f tok/s %.0f turns<=%d aux %.2f" % (
+                step, tokens_seen, sums["loss"] / sums["steps"], lr, speed, max_turns, aux_rate),
+                flush=True)
+            sums = dict.fromkeys(sums, 0)
         if step % args.checkpoint_every == 0:
-            checkpoint(latest)
-    checkpoint(latest)
-    with open(os.path.join(args.work_dir, "train_state.json"), "w") as f:
-        json.dump({"step": step, "tokens_seen": tokens_seen, "train_seconds": train_seconds,
-                   "best_eval_exact_match": best, "config": config.to_dict()}, f, indent=1)
+            checkpoint(os.path.join(args.work_dir, "latest.pt"), decaying)
+    checkpoint(os.path.join(args.work_dir, "latest.pt"), decaying)
+    run_diagnostics()
 
 
 if __name__ == "__main__":

@@ -125,7 +125,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--gguf", required=True)
-    ap.add_argument("--checkpoint", default="best.pt")
+    ap.add_argument("--checkpoint", default="latest.pt")
     ap.add_argument("--build", required=True, help="a CMake build folder of Sinkscope")
     ap.add_argument("--window", type=int, default=96)
     ap.add_argument("--turns", type=int, default=12)

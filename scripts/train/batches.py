@@ -1,0 +1,69 @@
+"""Training batches: step s is conversations s*B .. s*B+B-1 of the training generator, rendered,
+padded to one length (a multiple of the step's window) and stacked:
+
+  ids [B, T] long, weight [B, T] float (the loss weight of each token as a target), sink [B, T] bool
+
+A batch is a pure function of its step, so data workers can render steps ahead in parallel
+(--workers: worker w of N renders steps start+w, start+w+N, ...; the loader hands them back in
+step order) and a resumed run sees the data an uninterrupted one would.
+"""
+
+import random
+
+import torch
+
+import needle_format
+from model import pad_to_window
+
+WINDOWS = [64, 80, 96, 112, 128]  # a window per step, drawn from these
+
+
+def window_for(seed, step):
+    return random.Random("window/%d/%d" % (seed, step)).choice(WINDOWS)
+
+
+def curriculum(index, args):
+    """(turn cap, auxiliary-turn rate) of training conversation `index`: from one turn and
+    --aux-start to 40 turns and --aux-end over the first --curriculum conversations."""
+    progress = min(1.0, index / args.curriculum)
+    return 1 + int(39 * progress), args.aux_start + (args.aux_end - args.aux_start) * progress
+
+
+def make_batch(gen, tok, step, args):
+    window = window_for(args.seed, step)
+    first = step * args.batch
+    rendered = [needle_format.render(gen.generate(i, *curriculum(i, args)), tok)
+                for i in range(first, first + args.batch)]
+    length = max(len(r.ids) for r in rendered)
+
+    def rows(field, dtype):
+        return torch.tensor([pad_to_window(getattr(r, field) + [0] * (length - len(r.ids)), window)
+                             for r in rendered], dtype=dtype)
+
+    return {"step": step, "window": window, "tokens": sum(len(r.ids) for r in rendered),
+            "ids": rows("ids", torch.long), "weight": rows("loss", torch.float),
+            "sink": rows("sink", torch.bool)}
+
+
+class StepBatches(torch.utils.data.IterableDataset):
+    def __init__(self, gen, tok, start, args):
+        super().__init__()
+        self.gen, self.tok, self.start, self.args = gen, tok, start, args
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        worker, workers = (info.id, info.num_workers) if info else (0, 1)
+        step = self.start + worker
+        while True:
+            yield make_batch(self.gen, self.tok, step, self.args)
+            step += workers
+
+
+def batch_stream(gen, tok, start, args):
+    """Batches of steps start, start+1, ... in order."""
+    dataset = StepBatches(gen, tok, start, args)
+    if args.workers == 0:
+        return iter(dataset)
+    return iter(torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=args.workers,
+                                            prefetch_factor=4, persistent_workers=True,
+                                            pin_memory=args.device != "cpu"))
