@@ -5,6 +5,7 @@
 #include <QByteArray>
 #include <QFileInfo>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
 
@@ -21,8 +22,11 @@ struct CliRun {
 };
 
 // Runs `program args...` with stdin closed, killing it after `timeoutMs`.
-inline CliRun runProgram(const QString& program, const QStringList& args, int timeoutMs = 300'000) {
+inline CliRun
+runProgram(const QString& program, const QStringList& args, int timeoutMs = 300'000,
+           const QProcessEnvironment& environment = QProcessEnvironment::systemEnvironment()) {
     QProcess process;
+    process.setProcessEnvironment(environment);
     process.start(program, args);
     CliRun run;
     run.program = program;

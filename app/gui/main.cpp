@@ -63,7 +63,7 @@ void fail(const QString& message) {
 }
 
 // nullopt after printing what is wrong.
-std::optional<CommandLine> parseCommandLine(const QApplication& app) {
+std::optional<CommandLine> parseCommandLine(const QCoreApplication& app) {
     QCommandLineParser parser;
     parser.setApplicationDescription(QApplication::translate(
         "main", "A playground for a language model with a bounded KV cache."));
@@ -242,12 +242,32 @@ void runScreenshot(MainWindow& window, const CommandLine& line) {
 
 } // namespace
 
+void nameApplication() {
+    QCoreApplication::setOrganizationName(QStringLiteral("Sinkscope"));
+    QCoreApplication::setApplicationName(QStringLiteral("sinkscope"));
+    QCoreApplication::setApplicationVersion(QString::fromLatin1(sinkscope::kVersion));
+}
+
+// --version and --help print and exit without a window, so they must not need a display:
+// QApplication aborts when no platform plugin can start (a terminal without DISPLAY).
+bool onlyPrints(int argc, char** argv) {
+    static const QStringList kPrintOnly = {QStringLiteral("--version"),  QStringLiteral("-v"),
+                                           QStringLiteral("--help"),     QStringLiteral("-h"),
+                                           QStringLiteral("--help-all"), QStringLiteral("-?")};
+    for (int i = 1; i < argc; ++i)
+        if (kPrintOnly.contains(QString::fromLocal8Bit(argv[i]))) return true;
+    return false;
+}
+
 int main(int argc, char** argv) {
+    if (onlyPrints(argc, argv)) {
+        QCoreApplication app(argc, argv);
+        nameApplication();
+        return parseCommandLine(app) ? 0 : 1; // process() exits after printing
+    }
     QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("Sinkscope"));
-    QApplication::setApplicationName(QStringLiteral("sinkscope"));
+    nameApplication();
     QApplication::setApplicationDisplayName(QStringLiteral("Sinkscope"));
-    QApplication::setApplicationVersion(QString::fromLatin1(sinkscope::kVersion));
 
     const std::optional<CommandLine> line = parseCommandLine(app);
     if (!line) return 1;

@@ -35,6 +35,30 @@ private slots:
                  QStringLiteral("%1 %2\n").arg(name, QLatin1String(sinkscope::kVersion)));
     }
 
+    // A terminal without a display: the GUI still prints its version and help, as a CLI does
+    // (a window system is needed only for the window).
+    void guiPrintsWithoutADisplay_data() {
+        QTest::addColumn<QString>("option");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("--version")
+            << "--version" << QStringLiteral("sinkscope %1\n").arg(sinkscope::kVersion);
+        QTest::newRow("--help") << "--help"
+                                << "--screenshot <FILE>";
+    }
+
+    void guiPrintsWithoutADisplay() {
+        QFETCH(QString, option);
+        QFETCH(QString, expected);
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.remove(QStringLiteral("DISPLAY"));
+        environment.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("xcb"));
+        const CliRun run =
+            runProgram(QStringLiteral(SINKSCOPE_GUI_PATH), {option}, 60'000, environment);
+        QVERIFY2(run.finished && !run.crashed && run.exitCode == 0, qPrintable(describe(run)));
+        QVERIFY2(QString::fromUtf8(run.out).contains(expected), run.out.constData());
+    }
+
     // The GUI takes one model file as its argument (the desktop entry's Exec=sinkscope %f); two
     // are refused before any window opens.
     void guiRefusesTwoModels() {
