@@ -91,6 +91,10 @@ class SessionLayout:
         # First query position at which every sink is past and folded: max_j(p_j + folded_j) + 1.
         last = torch.where(self.sink_valid, self.sink_pos + folded, torch.zeros_like(folded))
         self.fold_from = min(T, int(last.max()) + 1)
+        # First query position at which any sink is folded: min_j(p_j + folded_j) + 1. Before
+        # it every sink is scored at its true distance (a turn-1 conversation is mostly there).
+        first = torch.where(self.sink_valid, self.sink_pos + folded, torch.full_like(folded, T))
+        self.fold_start = min(self.fold_from, int(first.min()) + 1)
         # Window part, in blocks of W queries against [previous block, own block] keys.
         n = T // window
         qp = pos.view(n, window, 1)
@@ -144,15 +148,18 @@ class Attention(nn.Module):
         vs = torch.gather(v, 2, idx)
         fcos, fsin = rope_angles(-layout.folded, hd, c.rope_base)  # [B, S, hd/2]
         ks_fold = apply_rope(ks_raw, fcos.unsqueeze(1), fsin.unsqueeze(1))
-        # q at position 0 against keys at -folded: the score at distance `folded`.
-        s_fold = torch.matmul(q, ks_fold.transpose(-1, -2)) * scale  # [B, H, T, S]
+        # Scores of the queries from fold_start on, at the folded distances (q at position 0
+        # against keys at -folded): [B, H, T - fold_start, S].
+        fs, ff = layout.fold_start, layout.fold_from
+        s_fold = torch.matmul(q[:, :, fs:], ks_fold.transpose(-1, -2)) * scale
         # Queries from fold_from on see every sink folded, and every sink is in their past.
-        late = s_fold[:, :, layout.fold_from:].masked_fill(
+        late = s_fold[:, :, ff - fs:].masked_fill(
             ~layout.sink_valid.view(B, 1, 1, -1), float("-inf"))
-        early_q = slice(0, layout.fold_from)
-        s_true = torch.matmul(q_rot[:, :, early_q], ks_true.transpose(-1, -2)) * scale
-        early = torch.where(layout.use_folded[:, early_q].unsqueeze(1), s_fold[:, :, early_q], s_true)
-        early = early.masked_fill(~layout.sink_visible[:, early_q].unsqueeze(1), float("-inf"))
+        # Queries before fold_from: true distances, folded where use_folded says so.
+        early = torch.matmul(q_rot[:, :, :ff], ks_true.transpose(-1, -2)) * scale
+        early = torch.cat([early[:, :, :fs], torch.where(
+            layout.use_folded[:, fs:ff].unsqueeze(1), s_fold[:, :, :ff - fs], early[:, :, fs:])], 2)
+        early = early.masked_fill(~layout.sink_visible[:, :ff].unsqueeze(1), float("-inf"))
         ss = torch.cat([early, late], 2)
         S = ss.shape[-1]
 
