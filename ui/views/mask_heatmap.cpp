@@ -1,13 +1,16 @@
 #include "views/mask_heatmap.h"
 
 #include "views/mask_canvas.h"
+#include "views/mask_svg.h"
 #include "views/view_colors.h"
 
 #include <QEvent>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QMessageBox>
+#include <QSaveFile>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -209,15 +212,35 @@ bool MaskHeatmap::exportPng(const QString& path) const {
     return !image.isNull() && image.save(path, "PNG");
 }
 
+bool MaskHeatmap::exportSvg(const QString& path) const {
+    const qint64 count = m_rows.positionCount();
+    if (count == 0 || count > kSvgMaxPositions) return false;
+    QSaveFile file(path);
+    const double cellSize = std::min(kExportMaxCellSize, double(kExportMaxSide) / double(count));
+    return file.open(QIODevice::WriteOnly) &&
+           file.write(maskSvg(m_rows, MaskColors::forPalette(palette()), cellSize,
+                              m_canvas->highlightedKeys())) >= 0 &&
+           file.commit();
+}
+
+bool MaskHeatmap::exportImage(const QString& path) const {
+    return path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive) ? exportSvg(path)
+                                                                      : exportPng(path);
+}
+
 void MaskHeatmap::exportWithDialog() {
     if (m_rows.positionCount() == 0) {
-        QMessageBox::information(this, tr("Export PNG"), tr("The mask has no rows yet."));
+        QMessageBox::information(this, tr("Export"), tr("The mask has no rows yet."));
         return;
     }
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export the mask as PNG"), QStringLiteral("mask.png"), tr("PNG images (*.png)"));
-    if (!path.isEmpty() && !exportPng(path))
-        QMessageBox::warning(this, tr("Export PNG"), tr("Could not write %1.").arg(path));
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export the mask"), QStringLiteral("mask.png"),
+                                     tr("PNG images (*.png);;SVG drawings (*.svg)"));
+    if (!path.isEmpty() && !exportImage(path))
+        QMessageBox::warning(this, tr("Export"),
+                             tr("Could not write %1. (An SVG holds at most %2 positions; a PNG "
+                                "has no limit.)")
+                                 .arg(path, QLocale().toString(kSvgMaxPositions)));
 }
 
 qint64 MaskHeatmap::positionCount() const {

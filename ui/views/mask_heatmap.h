@@ -5,9 +5,9 @@
 #pragma once
 
 #include "memory/mask.h"
+#include "memory/snapshot.h"
 #include "views/mask_image.h"
 #include "views/mask_rows.h"
-#include "memory/snapshot.h"
 
 #include <QImage>
 #include <QList>
@@ -41,9 +41,17 @@ public:
     void highlightKeyPosition(qint64 position);
     qint64 highlightedKeyPosition() const; // the lowest highlighted position, -1 when none
 
+    static constexpr int kExportMaxSide = 4096;
+    // An SVG writes every cell (in runs), so its size grows with the square of the positions.
+    static constexpr qint64 kSvgMaxPositions = 4096;
+
     // The whole matrix, each side at most maxSide pixels (cells shrink below a pixel if needed).
-    QImage renderWholeMatrix(int maxSide = 4096) const;
+    QImage renderWholeMatrix(int maxSide = kExportMaxSide) const;
     bool exportPng(const QString& path) const; // false when empty or the file cannot be written
+    // The same as vector cells (mask_svg.h); false also beyond kSvgMaxPositions positions.
+    bool exportSvg(const QString& path) const;
+    // exportSvg for a path ending in ".svg" (any case), exportPng for any other.
+    bool exportImage(const QString& path) const;
 
     // What is drawn, read from the same rows the painter reads.
     qint64 positionCount() const;

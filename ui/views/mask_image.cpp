@@ -9,38 +9,7 @@ namespace sinkscope::views {
 
 namespace {
 
-constexpr int kIntensityLevels = 64;
-constexpr int kKinds = 4;
 constexpr int kHatchPixels = 3; // width of the stripes that mark rows that were not recorded
-
-// Every colour a cell can take, looked up per pixel instead of mixed per pixel.
-struct CellPalette {
-    std::array<QRgb, kKinds> flat{};                                   // kept, no weight
-    std::array<std::array<QRgb, kIntensityLevels>, kKinds> weighted{}; // by intensity
-    std::array<std::array<QRgb, 2>, kKinds> unrecorded{};              // two hatch stripes
-
-    explicit CellPalette(const MaskColors& colors) {
-        for (int kind = 0; kind < kKinds; ++kind) {
-            const QColor base = colors.cell(MaskCell(kind));
-            flat[size_t(kind)] = base.rgb();
-            const QColor faint = mixColors(base, colors.background, 0.75);
-            for (int level = 0; level < kIntensityLevels; ++level)
-                weighted[size_t(kind)][size_t(level)] =
-                    mixColors(faint, base, double(level) / (kIntensityLevels - 1)).rgb();
-            unrecorded[size_t(kind)][0] = mixColors(base, colors.background, 0.45).rgb();
-            unrecorded[size_t(kind)][1] = mixColors(base, colors.background, 0.80).rgb();
-        }
-    }
-
-    QRgb color(const MaskCellData& cell, int hatchStripe) const {
-        const auto kind = size_t(cell.kind);
-        if (!cell.recorded) return unrecorded[kind][size_t(hatchStripe)];
-        if (cell.intensity < 0) return flat[kind];
-        const int level = std::clamp(int(std::lround(cell.intensity * (kIntensityLevels - 1))), 0,
-                                     kIntensityLevels - 1);
-        return weighted[kind][size_t(level)];
-    }
-};
 
 // What one pixel column or pixel line of the image shows.
 struct PixelSpan {
@@ -124,7 +93,7 @@ std::vector<PixelSpan> queryLines(const MaskRows& rows, const MaskRenderRequest&
 
 // One scan line. In a recorded row every pixel of a cell has the same colour, so a cell is looked
 // up once, not once per pixel; rows not recorded are hatched and looked up per pixel.
-void paintLine(QRgb* pixels, int y, const MaskRows& rows, const CellPalette& palette,
+void paintLine(QRgb* pixels, int y, const MaskRows& rows, const MaskCellPalette& palette,
                QRgb background, const MaskRenderRequest& request,
                const std::vector<PixelSpan>& columns, const PixelSpan& line) {
     const bool recorded = rows.isRecorded(line.cell);
@@ -150,7 +119,7 @@ void paintLine(QRgb* pixels, int y, const MaskRows& rows, const CellPalette& pal
 void paintCells(QImage& image, const MaskRows& rows, const MaskColors& colors,
                 const MaskRenderRequest& request, const std::vector<PixelSpan>& columns,
                 const std::vector<PixelSpan>& lines) {
-    const CellPalette palette(colors);
+    const MaskCellPalette palette(colors);
     const QRgb background = colors.background.rgb();
     const auto width = qsizetype(columns.size());
     for (int y = 0; y < image.height(); ++y) {
@@ -215,6 +184,28 @@ void paintColumns(QImage& image, const MaskRows& rows, const MaskColors& colors,
 
 } // namespace
 
+MaskCellPalette::MaskCellPalette(const MaskColors& colors) {
+    for (int kind = 0; kind < kKinds; ++kind) {
+        const QColor base = colors.cell(MaskCell(kind));
+        flat[size_t(kind)] = base.rgb();
+        const QColor faint = mixColors(base, colors.background, 0.75);
+        for (int level = 0; level < kIntensityLevels; ++level)
+            weighted[size_t(kind)][size_t(level)] =
+                mixColors(faint, base, double(level) / (kIntensityLevels - 1)).rgb();
+        unrecorded[size_t(kind)][0] = mixColors(base, colors.background, 0.45).rgb();
+        unrecorded[size_t(kind)][1] = mixColors(base, colors.background, 0.80).rgb();
+    }
+}
+
+QRgb MaskCellPalette::color(const MaskCellData& cell, int hatchStripe) const {
+    const auto kind = size_t(cell.kind);
+    if (!cell.recorded) return unrecorded[kind][size_t(hatchStripe)];
+    if (cell.intensity < 0) return flat[kind];
+    const int level = std::clamp(int(std::lround(cell.intensity * (kIntensityLevels - 1))), 0,
+                                 kIntensityLevels - 1);
+    return weighted[kind][size_t(level)];
+}
+
 void renderMaskInto(QImage& image, const MaskRows& rows, const MaskColors& colors,
                     const MaskRenderRequest& request) {
     prepareImage(image, request.size);
@@ -263,7 +254,7 @@ QImage renderLegendSwatch(const MaskColors& colors, MaskLegendEntry entry, QSize
         break;
     }
     QImage image(size, QImage::Format_RGB32);
-    const CellPalette palette(colors);
+    const MaskCellPalette palette(colors);
     for (int y = 0; y < size.height(); ++y) {
         auto* pixels = reinterpret_cast<QRgb*>(image.scanLine(y));
         for (int x = 0; x < size.width(); ++x) {

@@ -7,8 +7,10 @@
 
 #include <QImage>
 #include <QPoint>
+#include <QRgb>
 #include <QSize>
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -19,6 +21,19 @@ struct MaskRenderRequest {
     QPoint origin;                        // the matrix pixel drawn at the image's top-left corner
     QSize size;                           // the image's size in pixels
     std::vector<int64_t> highlightedKeys; // key columns drawn highlighted, sorted
+};
+
+// Every colour a cell can take, looked up per pixel instead of mixed per pixel (the PNG and SVG
+// renderers share it).
+struct MaskCellPalette {
+    static constexpr int kIntensityLevels = 64;
+    static constexpr int kKinds = 4;
+    std::array<QRgb, kKinds> flat{};                                   // kept, no weight
+    std::array<std::array<QRgb, kIntensityLevels>, kKinds> weighted{}; // by intensity
+    std::array<std::array<QRgb, 2>, kKinds> unrecorded{};              // two hatch stripes
+
+    explicit MaskCellPalette(const MaskColors& colors);
+    QRgb color(const MaskCellData& cell, int hatchStripe) const;
 };
 
 // Below this cell size cells are drawn edge to edge; from it on a one-pixel gap separates them.
