@@ -1,4 +1,5 @@
 // sinkscope [FILE | --model FILE] [--preset NAME|FILE] [--calls auto|required|none] [--tab NAME]
+//           [--palette light|dark]
 //           [--screenshot FILE (--prompt TEXT --n-predict N | --policies-demo)]
 // sinkscope --version
 //
@@ -9,8 +10,10 @@
 // on the offscreen platform.
 // With --policies-demo instead of a prompt it runs a short policy comparison in the Policies tab
 // on the built-in story, picks a position on the chart, and saves the window when the run ends.
+// --palette draws the window in light or dark colours instead of the desktop's.
 // --tab picks the right-hand tab shown (mask, kv, tools, settings, stats, policies); without it
 // the window shows the tab it showed when it was last closed.
+#include "app_palette.h"
 #include "event_loop_watch.h"
 #include "panels/policies_panel.h"
 #include "panels/process_memory.h"
@@ -45,6 +48,7 @@ struct CommandLine {
     int tab = -1; // -1: the tab restored from the last run
     bool policiesDemo = false;
     QString preset;
+    QString palette; // "light", "dark", or empty: the desktop's
     std::optional<sinkscope::CallPolicy> calls;
 };
 
@@ -101,7 +105,13 @@ std::optional<CommandLine> parseCommandLine(const QCoreApplication& app) {
                                    QApplication::translate("main", "Tool calls: %1.")
                                        .arg(kCallPolicyNames.join(QStringLiteral(", "))),
                                    QStringLiteral("POLICY"));
-    parser.addOptions({model, screenshot, prompt, nPredict, tab, policiesDemo, preset, calls});
+    const QCommandLineOption palette(
+        QStringLiteral("palette"),
+        QApplication::translate("main", "The window's colours: light or dark (default: the "
+                                        "desktop's)."),
+        QStringLiteral("NAME"));
+    parser.addOptions(
+        {model, screenshot, prompt, nPredict, tab, policiesDemo, preset, calls, palette});
     parser.addPositionalArgument(
         QStringLiteral("file"),
         QApplication::translate("main", "The GGUF model to open (as --model)."),
@@ -128,6 +138,12 @@ std::optional<CommandLine> parseCommandLine(const QCoreApplication& app) {
         }
     }
     line.policiesDemo = parser.isSet(policiesDemo);
+    line.palette = parser.value(palette).toLower();
+    if (parser.isSet(palette) && line.palette != QLatin1String("light") &&
+        line.palette != QLatin1String("dark")) {
+        fail(QStringLiteral("--palette must be light or dark"));
+        return std::nullopt;
+    }
     line.preset = parser.value(preset);
     if (parser.isSet(calls)) {
         const qsizetype index = kCallPolicyNames.indexOf(parser.value(calls).toLower());
@@ -271,6 +287,7 @@ int main(int argc, char** argv) {
 
     const std::optional<CommandLine> line = parseCommandLine(app);
     if (!line) return 1;
+    if (!line->palette.isEmpty()) applyPalette(app, line->palette);
 
     MainWindow::Options options;
     options.modelPath = line->model;

@@ -68,8 +68,8 @@ QWidget* MaskHeatmap::createToolBar() {
     m_followButton = toolButton(tr("Follow"), tr("Keep the newest row in view"), bar);
     m_followButton->setCheckable(true);
     m_followButton->setChecked(m_canvas->isFollowing());
-    auto* exportButton =
-        toolButton(tr("Export PNG…"), tr("Save the whole matrix as an image"), bar);
+    auto* exportButton = toolButton(
+        tr("Export…"), tr("Save the whole matrix as a PNG image or an SVG drawing"), bar);
     m_status = new QLabel(bar);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
