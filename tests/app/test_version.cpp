@@ -61,12 +61,22 @@ private slots:
 
     // The GUI takes one model file as its argument (the desktop entry's Exec=sinkscope %f); two
     // are refused before any window opens.
-    void guiRefusesTwoModels() {
-        const CliRun run =
-            runProgram(QStringLiteral(SINKSCOPE_GUI_PATH), {"a.gguf", "b.gguf"}, 60'000);
+    // So is a palette it does not know.
+    void guiRefusesBadArguments_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("two models") << QStringList{"a.gguf", "b.gguf"} << "one model at a time";
+        QTest::newRow("unknown palette")
+            << QStringList{"--palette", "purple"} << "--palette must be light or dark";
+    }
+
+    void guiRefusesBadArguments() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const CliRun run = runProgram(QStringLiteral(SINKSCOPE_GUI_PATH), args, 60'000);
         QVERIFY2(run.finished && !run.crashed, qPrintable(describe(run)));
         QCOMPARE(run.exitCode, 1);
-        QVERIFY2(run.err.contains("one model at a time"), run.err.constData());
+        QVERIFY2(QString::fromUtf8(run.err).contains(message), run.err.constData());
     }
 };
 
