@@ -4,12 +4,13 @@
 #include <QtTest>
 
 #include "memory/budget.h"
+#include "memory/snapshot.h"
+#include "model/model.h"
+#include "model/synthetic.h"
+#include "session/session.h"
+#include "slot_test_support.h"
 #include "views/kv_cache_model.h"
 #include "views/kv_cache_view.h"
-#include "model/model.h"
-#include "session/session.h"
-#include "memory/snapshot.h"
-#include "model/synthetic.h"
 
 #include <QProgressBar>
 #include <QTableView>
@@ -23,16 +24,6 @@ using sinkscope::views::KvCacheView;
 
 namespace {
 
-SlotView slot(int64_t position, SlotKind kind, std::string piece) {
-    SlotView view;
-    view.token = int32_t(100 + position);
-    view.position = position;
-    view.kind = kind;
-    view.piece = std::move(piece);
-    view.kept = true;
-    return view;
-}
-
 // 3 sinks (positions 0-2) and a ring of 5 after 7 ring writes: positions 3..9 went to ring slots
 // 3,4,5,6,7,3,4, so 8 and 9 overwrote 3 and 4, and the next write goes to slot 5.
 StepSnapshot threeSinksRingOfFive() {
@@ -40,10 +31,10 @@ StepSnapshot threeSinksRingOfFive() {
     snapshot.queryPosition = 9;
     snapshot.querySlot = 4;
     snapshot.cacheSlots = {
-        slot(0, SlotKind::Sink, "<s>"),   slot(1, SlotKind::Sink, "<tools>"),
-        slot(2, SlotKind::Sink, "\n"),    slot(8, SlotKind::Ring, " dog"),
-        slot(9, SlotKind::Ring, "!"),     slot(5, SlotKind::Ring, " the"),
-        slot(6, SlotKind::Ring, " lazy"), slot(7, SlotKind::Ring, "\tx"),
+        test::keptSlot(0, SlotKind::Sink, "<s>"),   test::keptSlot(1, SlotKind::Sink, "<tools>"),
+        test::keptSlot(2, SlotKind::Sink, "\n"),    test::keptSlot(8, SlotKind::Ring, " dog"),
+        test::keptSlot(9, SlotKind::Ring, "!"),     test::keptSlot(5, SlotKind::Ring, " the"),
+        test::keptSlot(6, SlotKind::Ring, " lazy"), test::keptSlot(7, SlotKind::Ring, "\tx"),
     };
     snapshot.tokensSeen = 10;
     snapshot.evictions = 2;
@@ -242,7 +233,7 @@ void TestKvCacheView::highlightPositions() {
     }
     // The highlight follows positions, not slots: after the ring moves on, position 8 is gone.
     StepSnapshot later = threeSinksRingOfFive();
-    later.cacheSlots[3] = slot(10, SlotKind::Ring, " ran");
+    later.cacheSlots[3] = test::keptSlot(10, SlotKind::Ring, " ran");
     view.setSnapshot(later);
     QCOMPARE(model->index(3, 0).data(Qt::BackgroundRole), plainBackground);
     view.highlightPositions({});
@@ -265,7 +256,7 @@ void TestKvCacheView::sameSizeUpdatesDoNotResetTheModel() {
     timer.start();
     for (int64_t q = 0; q < 300; ++q) {
         snapshot.queryPosition = q;
-        snapshot.cacheSlots[size_t(q % 512)] = slot(q, SlotKind::Ring, " w");
+        snapshot.cacheSlots[size_t(q % 512)] = test::keptSlot(q, SlotKind::Ring, " w");
         snapshot.ringHead = int((q + 1) % 512);
         view.setSnapshot(snapshot);
         view.repaint();
@@ -288,7 +279,7 @@ void TestKvCacheView::sameSizeUpdatesDoNotResetTheModel() {
 
 void TestKvCacheView::incrementalUpdatesMatchAFreshModel_data() {
     QTest::addColumn<bool>("probe");
-    QTest::newRow("with weights") << true; // every kept slot's weight changes at every step
+    QTest::newRow("with weights") << true;     // every kept slot's weight changes at every step
     QTest::newRow("without weights") << false; // most rows keep their text; ages still move
 }
 

@@ -7,6 +7,7 @@
 #include "memory/snapshot.h"
 #include "model/model.h"
 #include "session/session.h"
+#include "slot_test_support.h"
 #include "synthetic_model_support.h"
 #include "views/kv_cache_view.h"
 #include "views/memory_gauge.h"
@@ -17,27 +18,18 @@ using sinkscope::views::MemoryGauge;
 
 namespace {
 
-SlotView slot(int64_t position, SlotKind kind, std::string piece) {
-    SlotView view;
-    view.token = int32_t(100 + position);
-    view.position = position;
-    view.kind = kind;
-    view.piece = std::move(piece);
-    return view;
-}
-
 // 2 sinks and a ring of 4: `ringTokens` window tokens written so far (positions 2, 3, ...).
 StepSnapshot twoSinksRingOfFour(int ringTokens) {
     StepSnapshot snapshot;
-    snapshot.cacheSlots = {slot(0, SlotKind::Sink, "<s>"),
-                           slot(1, SlotKind::Sink, "<tools>"),
+    snapshot.cacheSlots = {test::keptSlot(0, SlotKind::Sink, "<s>"),
+                           test::keptSlot(1, SlotKind::Sink, "<tools>"),
                            SlotView{},
                            SlotView{},
                            SlotView{},
                            SlotView{}};
     const char* pieces[] = {" kitchen", " lights", " on", "\n", " please", " now"};
     for (int i = 0; i < ringTokens; ++i)
-        snapshot.cacheSlots[size_t(2 + i % 4)] = slot(2 + i, SlotKind::Ring, pieces[i]);
+        snapshot.cacheSlots[size_t(2 + i % 4)] = test::keptSlot(2 + i, SlotKind::Ring, pieces[i]);
     snapshot.sinkSlots = 2;
     snapshot.sinksUsed = 2;
     snapshot.effectiveWindow = 4;
