@@ -4,6 +4,7 @@
 #include "model/synthetic.h"
 #include "window/app_settings.h"
 #include "window/main_window.h"
+#include "window/session_actions.h"
 #include "window_test_support.h"
 #include "worker/default_model.h"
 #include "worker/engine_types.h"
@@ -35,7 +36,8 @@ class MainWindowFixture {
 protected:
     // Settings and the first-run model inside m_dir, and the synthetic model at m_modelPath.
     void setUpFolders();
-    // Saves the baseline settings (synthetic model, window 16, small tools) changed by `edit`.
+    // Saves the baseline settings (synthetic model, window 16, small tools) changed by `edit`, and
+    // forgets the chat an earlier test's window kept at quit.
     template <typename Edit> void saveSettings(Edit edit);
     void saveSettings() {
         saveSettings([](ui::AppSettings&) {});
@@ -61,6 +63,7 @@ inline void MainWindowFixture::setUpFolders() {
 
 template <typename Edit> void MainWindowFixture::saveSettings(Edit edit) {
     QSettings(QStringLiteral("Sinkscope"), QStringLiteral("sinkscope")).clear();
+    QFile::remove(ui::SessionActions::lastSessionPath());
     ui::AppSettings settings;
     settings.modelPath = m_modelPath;
     settings.toolsText = kSmallTools;

@@ -167,6 +167,8 @@ void TestWorkerStress::initTestCase() {
     // Random weights may end a reply anywhere: every reply runs to its limit unless stopped.
     settings.limits.stopAtNewline = false;
     settings.limits.ignoreEos = true;
+    // A closed window's chat is forgotten here; the chat kept at quit is test_main_window_session's.
+    settings.restoreLastSession = false;
     settings.save();
     m_currentModel = settings.modelPath;
 

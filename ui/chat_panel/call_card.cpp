@@ -99,8 +99,10 @@ QString callCardHtml(const ToolCallView& call, double confidence, const QPalette
                           "<tr><td><table cellpadding=\"1\" cellspacing=\"0\">%5</table></td></tr>"
                           "%6</table>")
         .arg(colorName(background), QObject::tr("Call %1").arg(call.name.toHtmlEscaped()),
-             colorName(muted), QObject::tr("confidence %1").arg(percentText(confidence)), arguments,
-             attribution);
+             colorName(muted),
+             confidence < 0 ? QObject::tr("restored from a saved session")
+                            : QObject::tr("confidence %1").arg(percentText(confidence)),
+             arguments, attribution);
 }
 
 QString callErrorHtml(const QString& error, const QPalette& palette) {

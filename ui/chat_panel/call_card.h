@@ -16,7 +16,8 @@ namespace sinkscope::ui {
 QStringList readableArguments(const QString& argumentsJson);
 // "set_light 46% · lock_door 12% · other 42%": the tools by share, highest first.
 QString attributionText(const ToolCallView& call);
-// The card's HTML for QTextDocument, coloured from `palette`.
+// The card's HTML for QTextDocument, coloured from `palette`; a negative confidence is not known
+// (a call of a restored session) and the card says so.
 QString callCardHtml(const ToolCallView& call, double confidence, const QPalette& palette);
 // A card for a call that did not parse or validate.
 QString callErrorHtml(const QString& error, const QPalette& palette);

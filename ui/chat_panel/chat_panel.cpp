@@ -12,6 +12,8 @@
 #include <QTextCursor>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace sinkscope::ui {
 
 namespace {
@@ -199,6 +201,30 @@ void ChatPanel::showSession(const SessionInfo& session) {
            "after the new sinks.")
             .arg(session.reason, tokenCount(session.transcriptTokens),
                  tokenCount(session.reprefilledTokens)));
+}
+
+void ChatPanel::showRestoredSession(const SessionInfo& session) {
+    showPrefix(session);
+    clearConversation();
+    const QStringList& pieces = session.transcriptPieces;
+    qsizetype next = 0;
+    const auto appendTurnPieces = [&](qsizetype count, TokenRole role) {
+        QList<TokenText> tokens;
+        for (const qsizetype end = qMin(pieces.size(), next + count); next < end; ++next)
+            tokens.append({pieces[next], role});
+        m_transcript->appendTokens(tokens);
+    };
+    // A model's own template renders the turns together: its tokens come first, then the cards.
+    const bool perTurn = std::ranges::any_of(session.conversation,
+                                             [](const TurnView& turn) { return turn.tokenCount; });
+    if (!perTurn) appendTurnPieces(pieces.size(), TokenRole::Prompt);
+    for (const TurnView& turn : session.conversation) {
+        const bool assistant = turn.role == TurnRole::Assistant;
+        appendTurnPieces(turn.tokenCount, assistant ? TokenRole::Reply : TokenRole::Prompt);
+        for (const ToolCallView& call : turn.calls)
+            m_transcript->appendBlock(callCardHtml(call, -1, palette()));
+    }
+    appendTurnPieces(pieces.size() - next, TokenRole::Prompt);
 }
 
 void ChatPanel::clearConversation() {

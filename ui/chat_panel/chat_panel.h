@@ -40,6 +40,9 @@ public:
     void finishReply(const GenerationReport& report, const QString& cannedResult = {});
     // A new session; after another model the shown transcript is kept as text (sealed).
     void showSession(const SessionInfo& session);
+    // A saved session rebuilt (SessionInfo::restored): the chat shown is replaced by its
+    // transcript, token by token, with a card for each call.
+    void showRestoredSession(const SessionInfo& session);
     void clearConversation();
     void appendNote(const QString& note);
 

@@ -12,24 +12,6 @@ QSettings openSettings() {
     return QSettings(QStringLiteral("Sinkscope"), QStringLiteral("sinkscope"));
 }
 
-PositionMode positionModeFromName(const QString& name) {
-    return name == QLatin1String(positionModeName(PositionMode::Streaming))
-               ? PositionMode::Streaming
-               : PositionMode::Absolute;
-}
-
-SinkMode sinkModeFromName(const QString& name) {
-    for (const SinkMode mode : {SinkMode::ToolsAndBos, SinkMode::FirstN, SinkMode::None})
-        if (name == QLatin1String(sinkModeName(mode))) return mode;
-    return SinkMode::ToolsAndBos;
-}
-
-CallPolicy callPolicyFromName(const QString& name) {
-    for (const CallPolicy policy : {CallPolicy::Auto, CallPolicy::Required, CallPolicy::None})
-        if (name == QLatin1String(callPolicyName(policy))) return policy;
-    return CallPolicy::Auto;
-}
-
 int validKvBits(int bits) {
     return bits == 16 || bits == 32 ? bits : 8;
 }
@@ -55,6 +37,24 @@ void saveWindowState(QSettings& settings, const WindowState& state) {
 
 } // namespace
 
+std::optional<PositionMode> positionModeNamed(const QString& name) {
+    for (const PositionMode mode : {PositionMode::Absolute, PositionMode::Streaming})
+        if (name == QLatin1String(positionModeName(mode))) return mode;
+    return std::nullopt;
+}
+
+std::optional<SinkMode> sinkModeNamed(const QString& name) {
+    for (const SinkMode mode : {SinkMode::ToolsAndBos, SinkMode::FirstN, SinkMode::None})
+        if (name == QLatin1String(sinkModeName(mode))) return mode;
+    return std::nullopt;
+}
+
+std::optional<CallPolicy> callPolicyNamed(const QString& name) {
+    for (const CallPolicy policy : {CallPolicy::Auto, CallPolicy::Required, CallPolicy::None})
+        if (name == QLatin1String(callPolicyName(policy))) return policy;
+    return std::nullopt;
+}
+
 AppSettings AppSettings::load() {
     QSettings settings = openSettings();
     const AppSettings defaults;
@@ -64,14 +64,18 @@ AppSettings AppSettings::load() {
     loaded.window = loadWindowState(settings);
     loaded.toolsText = settings.value("tools/text").toString();
     loaded.toolsInSystemTurn = settings.value("tools/inSystemTurn", false).toBool();
+    loaded.restoreLastSession =
+        settings.value("session/restoreAtStart", defaults.restoreLastSession).toBool();
 
     EngineSettings& engine = loaded.engine;
     engine.kvWindow = qMax(0, settings.value("cache/kvWindow", defaults.engine.kvWindow).toInt());
     engine.kvBits = validKvBits(settings.value("cache/kvBits", defaults.engine.kvBits).toInt());
-    engine.positions = positionModeFromName(settings.value("cache/positions").toString());
+    engine.positions = positionModeNamed(settings.value("cache/positions").toString())
+                           .value_or(PositionMode::Absolute);
     engine.useModelHints =
         settings.value("cache/useModelHints", defaults.engine.useModelHints).toBool();
-    engine.sinks = sinkModeFromName(settings.value("cache/sinks").toString());
+    engine.sinks =
+        sinkModeNamed(settings.value("cache/sinks").toString()).value_or(SinkMode::ToolsAndBos);
     engine.firstN = qMax(0, settings.value("cache/firstN", defaults.engine.firstN).toInt());
     engine.probe.enabled = settings.value("probe/enabled", defaults.engine.probe.enabled).toBool();
     engine.probe.layer =
@@ -96,10 +100,8 @@ AppSettings AppSettings::load() {
         settings.value("generation/stopAtNewline", defaults.limits.stopAtNewline).toBool();
     loaded.limits.ignoreEos =
         settings.value("generation/ignoreEos", defaults.limits.ignoreEos).toBool();
-    loaded.limits.calls = callPolicyFromName(
-        settings
-            .value("generation/calls", QString::fromLatin1(callPolicyName(defaults.limits.calls)))
-            .toString());
+    loaded.limits.calls = callPolicyNamed(settings.value("generation/calls").toString())
+                              .value_or(defaults.limits.calls);
     return loaded;
 }
 
@@ -110,6 +112,7 @@ void AppSettings::save() const {
     saveWindowState(settings, window);
     settings.setValue("tools/text", toolsText);
     settings.setValue("tools/inSystemTurn", toolsInSystemTurn);
+    settings.setValue("session/restoreAtStart", restoreLastSession);
     settings.setValue("cache/kvWindow", engine.kvWindow);
     settings.setValue("cache/kvBits", engine.kvBits);
     settings.setValue("cache/positions", QString::fromLatin1(positionModeName(engine.positions)));

@@ -9,10 +9,12 @@
 #include "views/kv_cache_view.h"
 #include "views/mask_heatmap.h"
 #include "views/tools_editor.h"
+#include "views/tools_validation.h"
 #include "window/about_box.h"
 #include "window/model_drop.h"
 #include "window/model_info_dialog.h"
 #include "window/recent_models.h"
+#include "window/session_actions.h"
 #include "window/status_banner.h"
 #include "window/tools_page.h"
 #include "window/window_state.h"
@@ -64,9 +66,12 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
       m_engine(std::make_unique<EngineClient>()) {
     setWindowTitle(tr("Sinkscope"));
     createWidgets();
+    // Before the menus, after the window's own handlers of the engine's signals.
+    connectEngine();
+    m_sessions = new SessionActions(*this, *m_engine, [this] { return currentSession(); });
+    connect(m_sessions, &SessionActions::restored, this, &MainWindow::adoptSession);
     createMenus();
     createStatusBar();
-    connectEngine();
     resize(1400, 900);
     // A run that saves nothing (a screenshot) keeps the default layout, so that it can be repeated.
     if (m_options.persistSettings) restoreWindowState(*this, *m_tabs, m_settings.window);
@@ -77,6 +82,9 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
     m_engine->setToolsInSystemTurn(m_settings.toolsInSystemTurn);
     applyInitialTools();
     openInitialModel(options.modelPath);
+    // A model named on the command line, or a run that keeps nothing, starts without it.
+    if (m_options.persistSettings && options.modelPath.isEmpty() && m_settings.restoreLastSession)
+        m_sessions->restoreLastSession();
 }
 
 MainWindow::~MainWindow() {
@@ -177,6 +185,11 @@ void MainWindow::createMenus() {
     connect(m_recentModels, &RecentModelsMenu::clearRequested, this,
             [this] { setRecentModels({}); });
     file->addMenu(m_recentModels);
+    m_sessions->addActions(*file, m_settings.restoreLastSession);
+    connect(m_sessions, &SessionActions::restoreAtStartToggled, this, [this](bool enabled) {
+        m_settings.restoreLastSession = enabled;
+        saveSettings();
+    });
     file->addAction(tr("&Export Heatmap PNG…"), QKeySequence(tr("Ctrl+E")), this,
                     &MainWindow::exportHeatmap);
     file->addSeparator();
@@ -226,6 +239,10 @@ void MainWindow::connectEngine() {
     connect(engine, &EngineClient::generationFinished, this, &MainWindow::onGenerationFinished);
     connect(engine, &EngineClient::generatingChanged, this, &MainWindow::onGeneratingChanged);
     connect(engine, &EngineClient::errorOccurred, this, &MainWindow::onEngineError);
+    connect(engine, &EngineClient::modelHashed, this,
+            [this](const QString& path, const QString& sha256) {
+                if (m_model && m_model->path == path) m_modelSha256 = sha256;
+            });
     connect(engine, &EngineClient::policyBatchReady, m_policies, &PoliciesPanel::addBatch);
     connect(engine, &EngineClient::policyRunFinished, m_policies, &PoliciesPanel::finishRun);
 }
@@ -331,6 +348,36 @@ GenerationLimits MainWindow::effectiveLimits() const {
     return limits;
 }
 
+std::optional<SessionFile> MainWindow::currentSession() const {
+    if (!m_model) return std::nullopt;
+    SessionFile session;
+    session.modelPath = QFileInfo(m_model->path).absoluteFilePath();
+    session.modelSha256 = m_modelSha256;
+    session.settings = m_settings.engine;
+    session.limits = m_settings.limits;
+    session.toolsJson = views::validateTools(m_settings.toolsText).compactJson;
+    session.toolsInSystemTurn = m_settings.toolsInSystemTurn;
+    session.turns = m_conversation;
+    return session;
+}
+
+void MainWindow::adoptSession(const SessionFile& session) {
+    m_settings.engine = session.settings;
+    m_settings.limits = session.limits;
+    m_settings.toolsInSystemTurn = session.toolsInSystemTurn;
+    m_settingsPanel->setValues(session.settings, session.limits);
+    m_toolsPage->setToolsInSystemTurn(session.toolsInSystemTurn);
+    m_toolsEditor->setToolsText(indentedJson(session.toolsJson));
+    {
+        // The worker pins these tools already: the editor only takes them as applied.
+        const QSignalBlocker blocker(m_toolsEditor);
+        m_toolsEditor->apply();
+    }
+    previewDraftTools(QString());
+    m_settings.toolsText = m_toolsEditor->toolsText();
+    saveSettings();
+}
+
 QString MainWindow::modelLabelText() const {
     return m_modelLabel->text();
 }
@@ -369,6 +416,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     m_engine->stop(); // the destructor joins the thread; a reply in flight ends within one token
     m_settings.window = captureWindowState(*this, *m_tabs);
     saveSettings();
+    if (m_options.persistSettings) m_sessions->saveLastSession();
     QMainWindow::closeEvent(event);
 }
 
@@ -405,6 +453,7 @@ void MainWindow::refreshFade(const StepSnapshot& latest) {
 void MainWindow::onModelLoaded(const ModelInfo& info) {
     setLoading(false);
     m_model = info;
+    m_modelSha256.clear(); // modelHashed follows
     const QString name = info.displayName();
     setWindowTitle(tr("Sinkscope — %1").arg(name));
     m_modelLabel->setText(tr("%1 · %2").arg(name, parameterCount(info.parameters)));
@@ -434,7 +483,13 @@ void MainWindow::onLoadFailed(const QString& message) {
 void MainWindow::onSessionReady(const SessionInfo& info) {
     m_session = info;
     m_layout = info.layout;
-    m_chat->showSession(info);
+    m_conversation = info.conversation;
+    if (info.restored) {
+        m_chat->showRestoredSession(info);
+        if (m_latestSnapshot) refreshFade(*m_latestSnapshot); // the text shown anew
+    } else {
+        m_chat->showSession(info);
+    }
     m_stats->showSession(info);
     m_settingsPanel->setBudgetWindow(info.budgetWindow);
     m_policies->setBudgetWindow(info.budgetWindow);
@@ -461,6 +516,7 @@ void MainWindow::onSessionReady(const SessionInfo& info) {
 }
 
 void MainWindow::onGenerationFinished(const GenerationReport& report) {
+    if (!report.conversation.isEmpty()) m_conversation = report.conversation; // the turn ran
     m_chat->finishReply(report, cannedResultFor(*m_toolsEditor, report.calls));
     emit replyFinished(report);
 }

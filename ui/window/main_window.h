@@ -27,6 +27,8 @@ namespace sinkscope::ui {
 class ChatPanel;
 class EngineClient;
 class RecentModelsMenu;
+class SessionActions;
+struct SessionFile;
 class PoliciesPanel;
 class SettingsPanel;
 class StatsPanel;
@@ -56,6 +58,7 @@ public:
     SettingsPanel* settingsPanel() const { return m_settingsPanel; }
     StatsPanel* statsPanel() const { return m_stats; }
     PoliciesPanel* policiesPanel() const { return m_policies; }
+    SessionActions* sessionActions() const { return m_sessions; }
     QString toolsStatusText() const;
     QString toolsPreviewText() const; // "" while no edited tools wait to be applied
     StatusBanner* banner() const { return m_banner; }
@@ -99,6 +102,8 @@ private:
     void saveSettings();
     void setRecentModels(const QStringList& paths); // shown in File > Recent Models and saved
     GenerationLimits effectiveLimits() const;
+    std::optional<SessionFile> currentSession() const; // nullopt before a model is loaded
+    void adoptSession(const SessionFile& session);     // a restored session's settings and tools
 
     void onBatch(const EngineBatch& batch);
     void onModelLoaded(const ModelInfo& info);
@@ -123,6 +128,8 @@ private:
     AppSettings m_settings;
     std::optional<ModelInfo> m_model;
     SessionInfo m_session;
+    QList<TurnView> m_conversation; // as the worker last reported it
+    QString m_modelSha256;          // of the loaded model's file; "" until the worker has read it
     StreamLayout m_layout;
     std::optional<StepSnapshot> m_latestSnapshot;
 
@@ -142,6 +149,7 @@ private:
     QProgressBar* m_loadingBar = nullptr;
     QAction* m_stopAction = nullptr;
     RecentModelsMenu* m_recentModels = nullptr;
+    SessionActions* m_sessions = nullptr;
 
     // Declared last: destroyed first, so the engine thread has stopped before any widget goes.
     std::unique_ptr<EngineClient> m_engine;

@@ -38,6 +38,12 @@ EngineClient::EngineClient(QObject* parent)
         takeMailbox();
         emit errorOccurred(message);
     });
+    connect(worker, &EngineWorker::modelHashed, this, &EngineClient::modelHashed);
+    connect(worker, &EngineWorker::sessionRestoreFailed, this,
+            [this](const RestoreFailure& failure) {
+                takeMailbox();
+                emit sessionRestoreFailed(failure);
+            });
 
     m_refreshTimer.setInterval(kRefreshIntervalMs);
     connect(&m_refreshTimer, &QTimer::timeout, this, &EngineClient::takeMailbox);
@@ -128,6 +134,12 @@ void EngineClient::newChat() {
     const int epoch = ++m_chatEpoch;
     EngineWorker* worker = m_worker.get();
     post([worker, epoch] { worker->startNewChat(epoch); });
+}
+
+void EngineClient::restoreSession(const SessionRestore& restore) {
+    stop(); // the session is built anew: it must not wait for a long reply
+    EngineWorker* worker = m_worker.get();
+    post([worker, restore] { worker->restoreSession(restore); });
 }
 
 qint64 EngineClient::generatedTokenCount() const {

@@ -47,6 +47,9 @@ public:
     void stopPolicyRun();
     // Stops, forgets the conversation and rebuilds the session with the same sinks.
     void newChat();
+    // Stops, then replaces the model (when it is another file), settings, tools and conversation
+    // with a saved session's: sessionReady (restored) or sessionRestoreFailed, nothing changed.
+    void restoreSession(const SessionRestore& restore);
 
     bool isGenerating() const { return m_generationsInFlight > 0; }
     bool isBusy() const { return m_requestsInFlight > 0; }
@@ -61,6 +64,9 @@ signals:
     void toolsPreviewed(const sinkscope::ui::ToolsPreview& preview);
     void generationFinished(const sinkscope::ui::GenerationReport& report);
     void errorOccurred(const QString& message);
+    // The SHA-256 of the model file last loaded, read after its session was reported.
+    void modelHashed(const QString& path, const QString& sha256);
+    void sessionRestoreFailed(const sinkscope::ui::RestoreFailure& failure);
     void generatingChanged(bool generating);
     void policyBatchReady(const sinkscope::ui::PolicyRunBatch& batch);
     void policyRunFinished(const sinkscope::ui::PolicyRunReport& report);

@@ -88,6 +88,8 @@ void registerEngineMetaTypes() {
     qRegisterMetaType<ToolsPreview>();
     qRegisterMetaType<GenerationReport>();
     qRegisterMetaType<EngineBatch>();
+    qRegisterMetaType<SessionRestore>();
+    qRegisterMetaType<RestoreFailure>();
 }
 
 } // namespace sinkscope::ui

@@ -2,6 +2,7 @@
 // holds a pointer into engine memory.
 #pragma once
 
+#include "chat/conversation.h"
 #include "chat/template_family.h"
 #include "memory/snapshot.h"
 #include "session/assistant_turn.h"
@@ -126,10 +127,29 @@ struct ToolsPreview {
     SinkBudgetInfo sinkBudget;
 };
 
+// One call of a reply, for its card: arguments as compact JSON, and how the attention of its
+// tokens spread over the pinned tools (tool_calls.h: CallAttribution).
+struct ToolCallView {
+    QString name;
+    QString argumentsJson;
+    QList<QPair<QString, double>> toolShares; // [declared tools] (tool, share)
+    double otherShare = 0;
+    bool attributed = false; // measured (the attention probe was on)
+};
+
+// One turn of the conversation as the engine keeps it (chat/conversation.h Turn), without its
+// tokens: what a saved session holds and what rebuilds it.
+struct TurnView {
+    TurnRole role = TurnRole::User;
+    QString text; // the user's text, the assistant's text outside calls, or the result's JSON
+    QList<ToolCallView> calls; // an assistant turn's calls (name and arguments only)
+    int tokenCount = 0;        // its tokens in the transcript; 0 when the template renders it
+};
+
 // A session as built by the worker, and why it was (re)built.
 struct SessionInfo {
     QString reason;            // "Model loaded", "Tools applied", "Settings changed", "New chat",
-                               // "Template option changed"
+                               // "Template option changed", "Session restored"
     double seconds = 0;        // time taken to build and re-prefill
     int reprefilledTokens = 0; // transcript tokens fed again after the prefix
     StreamLayout layout;
@@ -147,23 +167,18 @@ struct SessionInfo {
     TemplateInfo chatTemplate;
     QList<ToolSpan> toolSpans; // in declaration order
     SinkBudgetInfo sinkBudget;
-    qint64 transcriptTokens = 0; // the whole conversation, kept
-    bool retokenized = false;    // another model: the transcript's tokens were made anew
+    qint64 transcriptTokens = 0;  // the whole conversation, kept
+    bool retokenized = false;     // another model: the transcript's tokens were made anew
+    QList<TurnView> conversation; // every turn, in order
+    // A saved session restored (SessionRestore): the transcript's pieces, token by token, to be
+    // shown in place of the chat; each turn's tokenCount of them in turn order.
+    bool restored = false;
+    QStringList transcriptPieces;
 };
 
 enum class StopReason { EndOfText, Newline, MaxTokens, ToolCall, Stopped, Failed };
 
 QString stopReasonText(StopReason reason);
-
-// One call of a reply, for its card: arguments as compact JSON, and how the attention of its
-// tokens spread over the pinned tools (tool_calls.h: CallAttribution).
-struct ToolCallView {
-    QString name;
-    QString argumentsJson;
-    QList<QPair<QString, double>> toolShares; // [declared tools] (tool, share)
-    double otherShare = 0;
-    bool attributed = false; // measured (the attention probe was on)
-};
 
 struct GenerationReport {
     quint64 ticket = 0;
@@ -183,6 +198,7 @@ struct GenerationReport {
     bool rerendered = false;
     QString rerenderReason;
     int replayedTokens = 0;
+    QList<TurnView> conversation; // every turn after this one, in order
 
     double tokensPerSecond() const; // decode speed; 0 when nothing was generated
 };
@@ -216,6 +232,25 @@ struct EngineBatch {
     bool isEmpty() const;
 };
 
+// A saved session to rebuild (session_file.h): the model, the settings and tools, the turns. The
+// worker builds it whole or changes nothing.
+struct SessionRestore {
+    QString modelPath;
+    QString modelSha256; // lowercase hex; "" = take the file as it is (the user chose it)
+    EngineSettings settings;
+    QString toolsJson; // compact JSON array, as the tools editor applies it
+    bool toolsInSystemTurn = false;
+    QList<TurnView> turns;
+};
+
+// Why a SessionRestore changed nothing.
+struct RestoreFailure {
+    enum class Problem { ModelMissing, ModelChanged, Failed };
+    Problem problem = Problem::Failed;
+    QString modelPath; // the model the session names
+    QString message;   // one or two sentences for the user
+};
+
 void registerEngineMetaTypes();
 
 } // namespace sinkscope::ui
@@ -228,3 +263,5 @@ Q_DECLARE_METATYPE(sinkscope::ui::SessionInfo)
 Q_DECLARE_METATYPE(sinkscope::ui::ToolsPreview)
 Q_DECLARE_METATYPE(sinkscope::ui::GenerationReport)
 Q_DECLARE_METATYPE(sinkscope::ui::EngineBatch)
+Q_DECLARE_METATYPE(sinkscope::ui::SessionRestore)
+Q_DECLARE_METATYPE(sinkscope::ui::RestoreFailure)

@@ -4,6 +4,8 @@
 #include "session/session_defaults.h"
 #include "worker/default_model.h"
 #include "worker/display_text.h"
+#include "worker/engine_values.h"
+#include "worker/file_hash.h"
 #include "worker/snapshot_mailbox.h"
 
 #include <QCoreApplication>
@@ -14,7 +16,6 @@
 
 #include <algorithm>
 #include <exception>
-#include <map>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -57,98 +58,10 @@ SessionOptions sessionOptionsFor(const ModelConfig& config, const EngineSettings
     return options;
 }
 
-TemplateInfo templateInfoOf(const ToolChat& chat) {
-    const ChatTemplate& chatTemplate = chat.chatTemplate();
-    const ToolBlock& block = chat.toolBlock();
-    TemplateInfo info;
-    info.family = chatTemplate.family();
-    info.toolsPinned = block.pinsTools;
-    if (const ModelTemplate* model = chatTemplate.modelTemplate()) {
-        info.hasSystemTurnOption = model->hasSystemTurnOption();
-        info.toolsInSystemTurn = info.hasSystemTurnOption && model->options().toolsInSystemTurn;
-    }
-    info.notice =
-        QString::fromStdString(block.notice.empty() ? chatTemplate.notice() : block.notice);
-    info.callFormat = chat.callFormat();
-    return info;
-}
-
-ModelInfo modelInfoFor(const Model& model, const ToolChat& chat, const QString& path) {
-    const ModelConfig& config = model.config();
-    ModelInfo info;
-    info.path = path;
-    info.name = QString::fromStdString(config.name);
-    info.architecture = QString::fromStdString(config.architecture);
-    info.nVocab = config.nVocab;
-    info.nEmbd = config.nEmbd;
-    info.nLayer = config.nLayer;
-    info.nHead = config.nHead;
-    info.nHeadKv = config.nHeadKv;
-    info.headDim = config.headDim;
-    info.nCtxTrain = config.nCtxTrain;
-    info.parameters = model.parameterCount();
-    info.fileBytes = QFileInfo(path).size();
-    info.suggestedKvWindow = config.suggestedKvWindow;
-    info.suggestedPositions = QString::fromStdString(config.suggestedPositionMode);
-    std::map<std::string, int> typeCounts;
-    for (const GgufTensorInfo& tensor : model.file().tensors())
-        ++typeCounts[ggmlTypeName(tensor.type)];
-    for (const auto& [type, count] : typeCounts)
-        info.weightTypes.append({QString::fromStdString(type), count});
-    std::stable_sort(info.weightTypes.begin(), info.weightTypes.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    const GgufFile& file = model.file();
-    info.vocabularyModel =
-        QString::fromStdString(file.getString("tokenizer.ggml.model").value_or(""));
-    info.preTokenizer = QString::fromStdString(file.getString("tokenizer.ggml.pre").value_or(""));
-    info.chatLayout = QString::fromLatin1(chatLayoutName(chat.chatTemplate().layout()));
-    info.chatTemplate = templateInfoOf(chat);
-    if (const auto source = file.getString("tokenizer.chat_template"))
-        info.chatTemplateBytes = qint64(source->size());
-    return info;
-}
-
-// The tool block's text token by token (BOS and markers written out), decoding UTF-8 across
-// token boundaries.
-QStringList piecesOf(const Tokenizer& tokenizer, const std::vector<int32_t>& tokens) {
-    QStringList pieces;
-    QStringDecoder decoder(QStringDecoder::Utf8);
-    for (const int32_t token : tokens) {
-        const std::string piece = tokenizer.piece(token, true);
-        pieces << decoder.decode(QByteArrayView(piece.data(), qsizetype(piece.size())));
-    }
-    return pieces;
-}
-
-ToolsParseResult parseToolsText(const QString& json) {
-    const QByteArray utf8 = json.toUtf8();
-    return parseTools(std::string_view(utf8.constData(), size_t(utf8.size())));
-}
-
-QList<ToolSpan> toolSpansOf(const ToolBlock& block) {
-    QList<ToolSpan> spans;
-    for (const ToolTokenRange& range : block.tools)
-        spans.append({QString::fromStdString(range.name), range.begin, range.end});
-    return spans;
-}
-
-SinkBudgetInfo sinkBudgetInfo(const SinkBudget& budget) {
-    return SinkBudgetInfo{budget.sinkSlots, budget.window,      budget.bytesPerPosition,
-                          budget.kvBytes,   budget.budgetBytes, budget.overBudget};
-}
-
-QString compactJsonText(const nlohmann::ordered_json& value) {
-    return QString::fromStdString(
-        value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
-}
-
 QList<ToolCallView> callViewsOf(const ToolResponse& response) {
     QList<ToolCallView> views;
     for (size_t i = 0; i < response.functionCalls.size(); ++i) {
-        const FunctionCall& call = response.functionCalls[i];
-        ToolCallView view;
-        view.name = QString::fromStdString(call.name);
-        view.argumentsJson = compactJsonText(call.arguments);
+        ToolCallView view = callViewOf(response.functionCalls[i]);
         if (i < response.attribution.size()) {
             const CallAttribution& attribution = response.attribution[i];
             for (const ToolShare& share : attribution.tools)
@@ -223,8 +136,12 @@ void EngineWorker::openModel(const QString& path, bool installDefault) {
     if (m_shutDown.load()) return;
     assertEngineThread();
     try {
-        std::unique_ptr<Model> model = loadModelFile(path, installDefault);
-        if (!model) return;
+        QString error;
+        std::unique_ptr<Model> model = loadModelFile(path, installDefault, error);
+        if (!model) {
+            emit loadFailed(error);
+            return;
+        }
         // Another vocabulary: the conversation's turns are rendered and tokenised anew.
         std::span<const Turn> earlier;
         if (m_chat) earlier = m_chat->conversation().turns();
@@ -234,8 +151,10 @@ void EngineWorker::openModel(const QString& path, bool installDefault) {
         m_streamDecoder.resetState();
         m_chat = std::move(chat); // the old chat goes before the old model it refers to
         m_model = std::move(model);
+        m_modelPath = path;
         emit modelLoaded(modelInfoFor(*m_model, *m_chat, path));
         commitSession(std::move(snapshots), QStringLiteral("Model loaded"), !earlier.empty());
+        hashModel();
     } catch (...) {
         emit loadFailed(
             QStringLiteral("Could not open %1: %2")
@@ -243,18 +162,26 @@ void EngineWorker::openModel(const QString& path, bool installDefault) {
     }
 }
 
-std::unique_ptr<Model> EngineWorker::loadModelFile(const QString& path, bool installDefault) {
+std::unique_ptr<Model> EngineWorker::loadModelFile(const QString& path, bool installDefault,
+                                                   QString& error) const {
     if (QString installError; installDefault && !installDefaultModel(path, installError)) {
-        emit loadFailed(
-            QStringLiteral("Could not install the built-in model: %1").arg(installError));
+        error = QStringLiteral("Could not install the built-in model: %1").arg(installError);
         return nullptr;
     }
-    std::string error;
-    std::unique_ptr<Model> model = Model::load(QFile::encodeName(path).toStdString(), error);
+    std::string loadError;
+    std::unique_ptr<Model> model = Model::load(QFile::encodeName(path).toStdString(), loadError);
     if (!model)
-        emit loadFailed(QStringLiteral("Could not open %1: %2")
-                            .arg(QFileInfo(path).fileName(), QString::fromStdString(error)));
+        error = QStringLiteral("Could not open %1: %2")
+                    .arg(QFileInfo(path).fileName(), QString::fromStdString(loadError));
     return model;
+}
+
+// After the session is reported: the chat is usable while the file is read. A stop leaves the
+// hash unknown (""), and a restore then reads the file again.
+void EngineWorker::hashModel() {
+    QString error;
+    m_modelSha256 = sha256OfFile(m_modelPath, error, [this] { return m_shutDown.load(); });
+    if (!m_modelSha256.isEmpty()) emit modelHashed(m_modelPath, m_modelSha256);
 }
 
 SessionOptions EngineWorker::sessionOptions(const Model& model,
@@ -275,14 +202,21 @@ std::unique_ptr<ToolChat> EngineWorker::buildChat(const Model& model,
                                                   const EngineSettings& settings,
                                                   std::span<const Turn> earlier,
                                                   QList<StepSnapshot>& rebuild) const {
+    return buildChat(model, settings, m_tools, m_templateOptions, earlier, rebuild);
+}
+
+std::unique_ptr<ToolChat>
+EngineWorker::buildChat(const Model& model, const EngineSettings& settings, const ToolSet& tools,
+                        const ModelTemplateOptions& templateOptions, std::span<const Turn> earlier,
+                        QList<StepSnapshot>& rebuild) const {
     assertEngineThread();
-    return std::make_unique<ToolChat>(model, sessionOptions(model, settings), m_tools,
-                                      std::string(), earlier, snapshotCollector(rebuild),
-                                      std::nullopt, m_templateOptions);
+    return std::make_unique<ToolChat>(model, sessionOptions(model, settings), tools, std::string(),
+                                      earlier, snapshotCollector(rebuild), std::nullopt,
+                                      templateOptions);
 }
 
 void EngineWorker::commitSession(QList<StepSnapshot> snapshots, const QString& reason,
-                                 bool retokenized) {
+                                 bool retokenized, bool restored) {
     const Session& session = m_chat->session();
     const RebuildReport& rebuild = m_chat->lastRebuild();
     SessionInfo info;
@@ -308,6 +242,11 @@ void EngineWorker::commitSession(QList<StepSnapshot> snapshots, const QString& r
     info.sinkBudget = sinkBudgetInfo(m_chat->budget());
     info.transcriptTokens = rebuild.transcriptTokens;
     info.retokenized = retokenized;
+    info.conversation = turnViewsOf(m_chat->conversation());
+    info.restored = restored;
+    if (restored)
+        info.transcriptPieces =
+            piecesOf(m_model->tokenizer(), m_chat->conversation().transcriptTokens());
     m_mailbox.postSessionReset(info.layout, std::move(snapshots));
     emit sessionReady(info);
 }
@@ -427,6 +366,81 @@ void EngineWorker::startNewChat(int chatEpoch) {
     }
 }
 
+const Model* EngineWorker::restoreModel(const SessionRestore& restore,
+                                        std::unique_ptr<Model>& loaded, QString& sha256) {
+    const QString shown = QDir::toNativeSeparators(restore.modelPath);
+    const auto fail = [&](RestoreFailure::Problem problem, const QString& message) {
+        emit sessionRestoreFailed({problem, restore.modelPath, message});
+        return nullptr;
+    };
+    const QFileInfo file(restore.modelPath);
+    if (!file.isFile())
+        return fail(RestoreFailure::Problem::ModelMissing,
+                    QStringLiteral("The session's model %1 is missing.").arg(shown));
+    const bool isOpen =
+        m_model && file.canonicalFilePath() == QFileInfo(m_modelPath).canonicalFilePath();
+    sha256 = isOpen ? m_modelSha256 : QString();
+    if (!restore.modelSha256.isEmpty()) {
+        QString error;
+        if (sha256.isEmpty())
+            sha256 = sha256OfFile(restore.modelPath, error, [this] { return m_shutDown.load(); });
+        if (sha256.isEmpty())
+            return fail(RestoreFailure::Problem::Failed,
+                        QStringLiteral("Could not check the session's model: %1.").arg(error));
+        if (sha256 != restore.modelSha256)
+            return fail(RestoreFailure::Problem::ModelChanged,
+                        QStringLiteral("The session's model %1 is not the file the session was "
+                                       "saved with: its SHA-256 is %2…, the session's %3….")
+                            .arg(shown, sha256.left(12), restore.modelSha256.left(12)));
+    }
+    if (isOpen) return m_model.get();
+    QString error;
+    loaded = loadModelFile(restore.modelPath, false, error);
+    if (!loaded) return fail(RestoreFailure::Problem::Failed, error);
+    return loaded.get();
+}
+
+void EngineWorker::restoreSession(const SessionRestore& restore) {
+    const RequestScope scope(*this);
+    if (m_shutDown.load()) return;
+    try {
+        std::unique_ptr<Model> loaded;
+        QString sha256;
+        const Model* model = restoreModel(restore, loaded, sha256);
+        if (!model) return;
+        ToolsParseResult parsed = parseToolsText(restore.toolsJson);
+        if (!parsed.ok()) throw std::invalid_argument("its tools: " + parsed.errorSummary());
+        ModelTemplateOptions templateOptions = m_templateOptions;
+        templateOptions.toolsInSystemTurn = restore.toolsInSystemTurn;
+        const std::vector<Turn> turns = turnsOf(restore.turns);
+        QList<StepSnapshot> snapshots;
+        std::unique_ptr<ToolChat> chat =
+            buildChat(*model, restore.settings, *parsed.tools, templateOptions, turns, snapshots);
+        if (m_shutDown.load()) return;
+        // Everything is built: the window's state changes only from here.
+        m_streamDecoder.resetState();
+        m_chat = std::move(chat);
+        m_settings = restore.settings;
+        m_tools = std::move(*parsed.tools);
+        m_templateOptions = templateOptions;
+        if (loaded) {
+            m_model = std::move(loaded);
+            m_modelPath = restore.modelPath;
+            emit modelLoaded(modelInfoFor(*m_model, *m_chat, m_modelPath));
+        }
+        m_modelSha256 = sha256;
+        commitSession(std::move(snapshots), QStringLiteral("Session restored"), false, true);
+        if (m_modelSha256.isEmpty())
+            hashModel();
+        else
+            emit modelHashed(m_modelPath, m_modelSha256);
+    } catch (...) {
+        emit sessionRestoreFailed({RestoreFailure::Problem::Failed, restore.modelPath,
+                                   QStringLiteral("The session could not be restored: %1")
+                                       .arg(exceptionText(std::current_exception()))});
+    }
+}
+
 void EngineWorker::generate(quint64 ticket, const QString& userText,
                             const GenerationLimits& limits) {
     const std::string text = userText.trimmed().toStdString();
@@ -513,6 +527,7 @@ void EngineWorker::runTurn(quint64 ticket, const QString& text, const Generation
             QStringLiteral("Generation failed: %1").arg(exceptionText(std::current_exception())));
     }
     report.generatedTokens = m_turnGenerated;
+    report.conversation = turnViewsOf(m_chat->conversation());
     report.tokensSeen = m_chat->session().position();
     report.evictions = m_chat->session().cache().evictions();
     emit generationFinished(report);

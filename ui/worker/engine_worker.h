@@ -53,6 +53,10 @@ public:
     void sendToolResult(quint64 ticket, const QString& resultJson,
                         const sinkscope::ui::GenerationLimits& limits);
     void startNewChat(int chatEpoch);
+    // Builds the saved session whole (session_restore.cpp): its model (checked against its hash,
+    // loaded when it is not the one open), settings, tools and turns, rendered and tokenised
+    // anew; or changes nothing and reports why (sessionRestoreFailed).
+    void restoreSession(const sinkscope::ui::SessionRestore& restore);
     // The Policies tab's experiment on the current model; ends with policyRunFinished().
     void runPolicies(quint64 run, const sinkscope::ui::PolicyRunRequest& request,
                      sinkscope::ui::PolicyRunMailbox& mailbox);
@@ -65,6 +69,8 @@ signals:
     void generationFinished(const sinkscope::ui::GenerationReport& report);
     void errorOccurred(const QString& message);
     void policyRunFinished(const sinkscope::ui::PolicyRunReport& report);
+    void modelHashed(const QString& path, const QString& sha256);
+    void sessionRestoreFailed(const sinkscope::ui::RestoreFailure& failure);
     void requestDone();
 
 private:
@@ -73,16 +79,29 @@ private:
         std::function<StopReason(const StepCallback& watch, GenerationReport& report)>;
 
     bool isCancelled(quint64 ticket) const;
-    std::unique_ptr<Model> loadModelFile(const QString& path, bool installDefault);
+    // nullptr with `error` set when the file cannot be installed or loaded.
+    std::unique_ptr<Model> loadModelFile(const QString& path, bool installDefault,
+                                         QString& error) const;
+    void hashModel(); // m_modelSha256 of m_modelPath, reported by modelHashed
+    // The restore's model: the one open when it is the same file, else the file loaded into
+    // `loaded`; nullptr after reporting why not.
+    const Model* restoreModel(const SessionRestore& restore, std::unique_ptr<Model>& loaded,
+                              QString& sha256);
     SessionOptions sessionOptions(const Model& model, const EngineSettings& settings) const;
     // A chat on `model` continuing `earlier`'s turns; `rebuild` collects its snapshots.
     std::unique_ptr<ToolChat> buildChat(const Model& model, const EngineSettings& settings,
                                         std::span<const Turn> earlier,
                                         QList<StepSnapshot>& rebuild) const;
+    // The same with these tools and template options instead of those in force.
+    std::unique_ptr<ToolChat> buildChat(const Model& model, const EngineSettings& settings,
+                                        const ToolSet& tools,
+                                        const ModelTemplateOptions& templateOptions,
+                                        std::span<const Turn> earlier,
+                                        QList<StepSnapshot>& rebuild) const;
     StepCallback snapshotCollector(QList<StepSnapshot>& snapshots) const;
     // Reports the session m_chat now holds; `snapshots` are its rebuild's newest steps.
     void commitSession(QList<StepSnapshot> snapshots, const QString& reason,
-                       bool retokenized = false);
+                       bool retokenized = false, bool restored = false);
     // Runs `turn` unless cancelled, without a model or with empty `text`; reports it.
     void runTurn(quint64 ticket, const QString& text, const GenerationLimits& limits,
                  const TurnRunner& turn);
@@ -98,6 +117,8 @@ private:
     SnapshotMailbox& m_mailbox;
     std::unique_ptr<Model> m_model;   // declared before the chat: outlives it
     std::unique_ptr<ToolChat> m_chat; // refers to *m_model
+    QString m_modelPath;
+    QString m_modelSha256; // of m_modelPath's file; "" until read
     EngineSettings m_settings;
     ToolSet m_tools; // the tools in force, also before any model is loaded
     ModelTemplateOptions m_templateOptions;
