@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include "chat_panel/chat_panel.h"
+#include "chat_panel/chat_view.h"
 #include "chat_panel/token_text_view.h"
 #include "chat_panel/tool_result_box.h"
 #include "main_window_fixture.h"
@@ -217,6 +218,19 @@ void TestMainWindowSession::savedSessionOpensInAnotherWindow() {
     QVERIFY2(chat.contains(kReview) && chat.contains(QStringLiteral("Call classify_sentiment")) &&
                  chat.contains(QStringLiteral("<tool_result>")),
              qPrintable(chat));
+    // The readable chat shows the same turns, markers hidden.
+    const ChatView* chatView = window->chatPanel()->chatView();
+    QCOMPARE(chatView->messages().size(), restored.conversation.size());
+    for (qsizetype i = 0; i < restored.conversation.size(); ++i) {
+        QCOMPARE(chatView->messages()[i].role, restored.conversation[i].role);
+        QCOMPARE(chatView->messages()[i].text, restored.conversation[i].text);
+    }
+    const QString readable = chatView->toPlainText();
+    QVERIFY2(readable.contains(kReview) && readable.contains(QStringLiteral("Tool result")) &&
+                 readable.contains(QStringLiteral("Call classify_sentiment")) &&
+                 !readable.contains(QStringLiteral("<tool_result>")) &&
+                 !readable.contains(QStringLiteral("<|im_start|>")),
+             qPrintable(readable));
     const QString status = window->statusBar()->currentMessage();
     QVERIFY2(status.contains(QStringLiteral("Session restored from")) &&
                  status.contains(QStringLiteral("re-prefilled")),

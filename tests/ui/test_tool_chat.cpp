@@ -4,21 +4,22 @@
 // loaded mid-chat. The model is a synthetic one whose vocabulary has Needle's chat markers.
 #include <QtTest>
 
-#include "window/app_settings.h"
 #include "chat_panel/call_card.h"
 #include "chat_panel/chat_panel.h"
-#include "worker/engine_client.h"
-#include "views/kv_cache_model.h"
-#include "views/kv_cache_view.h"
-#include "window/main_window.h"
-#include "views/mask_heatmap.h"
+#include "chat_panel/chat_view.h"
 #include "chat_panel/message_input.h"
-#include "window/status_banner.h"
 #include "chat_panel/token_text_view.h"
 #include "chat_panel/tool_result_box.h"
 #include "tool_test_support.h"
+#include "views/kv_cache_model.h"
+#include "views/kv_cache_view.h"
+#include "views/mask_heatmap.h"
 #include "views/tools_editor.h"
+#include "window/app_settings.h"
+#include "window/main_window.h"
+#include "window/status_banner.h"
 #include "window_test_support.h"
+#include "worker/engine_client.h"
 
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -35,6 +36,7 @@ using namespace sinkscope::ui;
 
 namespace {
 
+using test::linkPoint;
 using test::typeMessage;
 using test::useTemporaryAppFolders;
 
@@ -63,22 +65,6 @@ QPushButton* buttonWithText(QWidget* parent, const QString& text) {
     for (QPushButton* button : parent->findChildren<QPushButton*>())
         if (button->text() == text) return button;
     return nullptr;
-}
-
-// Where the link `href` is drawn in the view's viewport (scrolled into view); null when absent.
-QPoint linkPoint(TokenTextView* view, const QString& href) {
-    QTextDocument* document = view->document();
-    for (QTextBlock block = document->begin(); block.isValid(); block = block.next())
-        for (auto it = block.begin(); !it.atEnd(); ++it) {
-            const QTextFragment fragment = it.fragment();
-            if (fragment.charFormat().anchorHref() != href || fragment.length() < 2) continue;
-            QTextCursor cursor(document);
-            cursor.setPosition(fragment.position() + 1);
-            view->setTextCursor(cursor);
-            view->ensureCursorVisible();
-            return view->cursorRect(cursor).center();
-        }
-    return {};
 }
 
 QList<qint64> positionsOf(const ToolSpan& span) {
@@ -210,11 +196,13 @@ void TestToolChat::callShowsACardWithItsAttribution() {
     QVERIFY2(chat.contains(attributionText(call)), qPrintable(chat));
     QVERIFY(attributionText(call).startsWith(QStringLiteral("classify_sentiment ")));
 
-    // Clicking the tool in the attribution highlights its sink slots and key columns.
+    // Clicking the tool in the readable chat's card highlights its sink slots and key columns.
     window->tabs()->setCurrentWidget(window->kvCacheView());
-    const QPoint link = linkPoint(transcript, toolLink(call.name));
+    ChatView* chatView = window->chatPanel()->chatView();
+    QVERIFY(chatView->isVisible());
+    const QPoint link = linkPoint(chatView, toolLink(call.name));
     QVERIFY(!link.isNull());
-    QTest::mouseClick(transcript->viewport(), Qt::LeftButton, {}, link);
+    QTest::mouseClick(chatView->viewport(), Qt::LeftButton, {}, link);
     const QList<qint64> expected = positionsOf(session.toolSpans[0]);
     QVERIFY(expected.size() > 5);
     QCOMPARE(window->heatmap()->highlightedKeyPositions(), expected);

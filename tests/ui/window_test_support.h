@@ -3,15 +3,17 @@
 #pragma once
 
 #include "chat_panel/chat_panel.h"
-#include "worker/engine_types.h"
-#include "window/main_window.h"
 #include "chat_panel/message_input.h"
+#include "window/main_window.h"
+#include "worker/engine_types.h"
 
 #include <QCoreApplication>
 #include <QFile>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTextBlock>
+#include <QTextEdit>
 #include <QtTest>
 
 #include <memory>
@@ -40,6 +42,22 @@ inline std::unique_ptr<ui::MainWindow> openLoadedWindow(int waitMs) {
                QStringLiteral("Model loaded"))
         if (!sessions.wait(waitMs)) return nullptr;
     return window;
+}
+
+// Where the link `href` is drawn in the view's viewport (scrolled into view); null when absent.
+inline QPoint linkPoint(QTextEdit* view, const QString& href) {
+    QTextDocument* document = view->document();
+    for (QTextBlock block = document->begin(); block.isValid(); block = block.next())
+        for (auto it = block.begin(); !it.atEnd(); ++it) {
+            const QTextFragment fragment = it.fragment();
+            if (fragment.charFormat().anchorHref() != href || fragment.length() < 2) continue;
+            QTextCursor cursor(document);
+            cursor.setPosition(fragment.position() + 1);
+            view->setTextCursor(cursor);
+            view->ensureCursorVisible();
+            return view->cursorRect(cursor).center();
+        }
+    return {};
 }
 
 // Types `text` into the chat's input and presses Enter.

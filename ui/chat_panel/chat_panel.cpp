@@ -1,15 +1,21 @@
 #include "chat_panel/chat_panel.h"
 
 #include "chat_panel/call_card.h"
+#include "chat_panel/chat_markdown.h"
+#include "chat_panel/chat_view.h"
 #include "chat_panel/message_input.h"
 #include "chat_panel/token_text_view.h"
 #include "chat_panel/tool_result_box.h"
 #include "worker/display_text.h"
 
+#include <QAction>
+#include <QClipboard>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QTextCursor>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -42,6 +48,34 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     m_transcript->setObjectName(QStringLiteral("transcript"));
     m_transcript->setPlaceholderText(
         tr("The conversation appears here. Faded text has left the KV window."));
+    m_transcript->setToolTip(tr("Each token's background: orange pinned as a sink, blue in the "
+                                "window, red evicted. Hover a token for its id and position."));
+    m_chatView = new ChatView(this);
+    m_chatView->setObjectName(QStringLiteral("chatView"));
+    m_chatView->setPlaceholderText(
+        tr("The conversation appears here. Faded messages have left the KV window."));
+
+    m_showTokensAction = new QAction(tr("Show &Tokens"), this);
+    m_showTokensAction->setObjectName(QStringLiteral("showTokensAction"));
+    m_showTokensAction->setIconText(tr("Show tokens"));
+    m_showTokensAction->setCheckable(true);
+    m_showTokensAction->setShortcut(QKeySequence(tr("Ctrl+T")));
+    m_showTokensAction->setToolTip(tr(
+        "The exact text the model sees, token by token, with the sinks and the window (Ctrl+T)"));
+    m_copyChatAction = new QAction(tr("Copy Chat as &Markdown"), this);
+    m_copyChatAction->setObjectName(QStringLiteral("copyChatAction"));
+    m_copyChatAction->setIconText(tr("Copy chat"));
+    m_copyChatAction->setShortcut(QKeySequence(tr("Ctrl+Shift+C")));
+    m_copyChatAction->setToolTip(tr("Copy the whole chat as Markdown (Ctrl+Shift+C)"));
+    addAction(m_showTokensAction);
+    addAction(m_copyChatAction);
+    m_chatView->setMenuActions({m_showTokensAction, m_copyChatAction});
+    auto* showTokensButton = new QToolButton(this);
+    showTokensButton->setObjectName(QStringLiteral("showTokensButton"));
+    showTokensButton->setDefaultAction(m_showTokensAction);
+    auto* copyChatButton = new QToolButton(this);
+    copyChatButton->setObjectName(QStringLiteral("copyChatButton"));
+    copyChatButton->setDefaultAction(m_copyChatAction);
 
     m_resultBox = new ToolResultBox(this);
     m_resultBox->setObjectName(QStringLiteral("toolResultBox"));
@@ -65,6 +99,8 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     auto* header = new QHBoxLayout;
     header->addWidget(m_sinkCaption);
     header->addStretch();
+    header->addWidget(showTokensButton);
+    header->addWidget(copyChatButton);
     header->addWidget(m_newChat);
 
     auto* buttons = new QVBoxLayout;
@@ -80,6 +116,7 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     layout->addLayout(header);
     layout->addWidget(m_sinkBlock);
     layout->addWidget(m_transcript, 1);
+    layout->addWidget(m_chatView, 1);
     layout->addWidget(m_resultBox);
     layout->addWidget(m_status);
     layout->addLayout(inputRow);
@@ -89,11 +126,44 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     connect(m_stop, &QPushButton::clicked, this, &ChatPanel::stopRequested);
     connect(m_newChat, &QPushButton::clicked, this, &ChatPanel::newChatRequested);
     connect(m_input, &QPlainTextEdit::textChanged, this, &ChatPanel::refreshButtons);
-    connect(m_resultBox, &ToolResultBox::resultSubmitted, this, &ChatPanel::toolResultRequested);
+    connect(m_resultBox, &ToolResultBox::resultSubmitted, this, [this](const QString& json) {
+        m_chatView->addSent(TurnRole::ToolResult, json);
+        emit toolResultRequested(json);
+    });
     connect(m_transcript, &TokenTextView::linkClicked, this, [this](const QString& href) {
         if (const std::optional<QString> tool = toolOfLink(href)) emit toolClicked(*tool);
     });
+    connect(m_chatView, &ChatView::toolClicked, this, &ChatPanel::toolClicked);
+    connect(m_chatView, &ChatView::viewTokensRequested, this, &ChatPanel::viewTokens);
+    connect(m_transcript, &TokenTextView::fadedBeforeChanged, m_chatView,
+            &ChatView::setFadedBefore);
+    connect(m_showTokensAction, &QAction::toggled, this, &ChatPanel::setShowTokens);
+    connect(m_copyChatAction, &QAction::triggered, this,
+            [this] { QGuiApplication::clipboard()->setText(chatMarkdown()); });
+    setShowTokens(false);
     refreshButtons();
+}
+
+bool ChatPanel::showsTokens() const {
+    return m_showTokensAction->isChecked();
+}
+
+void ChatPanel::setShowTokens(bool show) {
+    m_showTokensAction->setChecked(show);
+    m_chatView->setVisible(!show);
+    m_transcript->setVisible(show);
+    m_sinkBlock->setVisible(show); // its text is the template's: markers and tool JSON
+}
+
+void ChatPanel::viewTokens(qint64 firstToken, qint64 endToken) {
+    setShowTokens(true);
+    m_transcript->highlightTokens(firstToken, endToken);
+    if (firstToken < m_transcript->firstTokenShown())
+        setStatus(tr("That message was tokenised by another model: its tokens are not shown."));
+}
+
+QString ChatPanel::chatMarkdown() const {
+    return ui::chatMarkdown(m_chatView->messages());
 }
 
 QString ChatPanel::statusText() const {
@@ -137,6 +207,7 @@ void ChatPanel::submit() {
     }
     m_input->clear();
     m_resultBox->dismiss(); // a message instead of a result: the call goes unanswered
+    m_chatView->addSent(TurnRole::User, text);
     emit sendRequested(text);
 }
 
@@ -146,10 +217,12 @@ void ChatPanel::sendText(const QString& text) {
 }
 
 void ChatPanel::showPrefix(const SessionInfo& session) {
+    m_sinksUsed = session.sinksUsed;
     QList<TokenText> tokens;
     for (qsizetype i = 0; i < session.prefixPieces.size(); ++i) {
         const bool pinned = i < session.sinksUsed; // sinks form a prefix of the stream
-        tokens.append({session.prefixPieces[i], pinned ? TokenRole::Sink : TokenRole::Prompt});
+        tokens.append({session.prefixPieces[i], pinned ? TokenRole::Sink : TokenRole::Prompt,
+                       session.prefixIds.value(i, -1), i});
     }
     m_sinkBlock->clearTokens();
     m_sinkBlock->appendTokens(tokens);
@@ -163,9 +236,16 @@ void ChatPanel::showPrefix(const SessionInfo& session) {
 void ChatPanel::appendPieces(const QList<StreamPiece>& pieces) {
     QList<TokenText> tokens;
     tokens.reserve(pieces.size());
-    for (const StreamPiece& piece : pieces)
-        tokens.append({piece.text, piece.generated ? TokenRole::Reply : TokenRole::Prompt});
+    for (const StreamPiece& piece : pieces) {
+        // With the first N positions pinned, the transcript's first tokens may be sinks too.
+        const bool pinned = piece.position >= 0 && piece.position < m_sinksUsed;
+        const TokenRole role = pinned            ? TokenRole::Sink
+                               : piece.generated ? TokenRole::Reply
+                                                 : TokenRole::Prompt;
+        tokens.append({piece.text, role, piece.tokenId, piece.position});
+    }
     m_transcript->appendTokens(tokens);
+    m_chatView->appendPieces(pieces);
 }
 
 void ChatPanel::showProgress(const GenerationProgress& progress) {
@@ -186,6 +266,9 @@ void ChatPanel::finishReply(const GenerationReport& report, const QString& canne
         m_transcript->appendBlock(callErrorHtml(report.callError, palette()));
     const QString summary = replySummary(report);
     m_transcript->appendNote(summary);
+    if (!report.conversation.isEmpty())
+        m_chatView->setConversation(report.conversation, m_transcript->tokenCount());
+    m_chatView->finishReply(report.calls, report.confidence, report.callError, summary);
     setStatus(tr("Last reply: %1").arg(summary));
     if (!report.calls.isEmpty() && report.callError.isEmpty() &&
         report.reason == StopReason::ToolCall)
@@ -194,13 +277,16 @@ void ChatPanel::finishReply(const GenerationReport& report, const QString& canne
 
 void ChatPanel::showSession(const SessionInfo& session) {
     showPrefix(session);
-    if (!session.retokenized) return;
+    if (!session.retokenized) {
+        m_chatView->setConversation(session.conversation, m_transcript->tokenCount());
+        return;
+    }
     m_transcript->sealTokens(session.transcriptTokens);
-    m_transcript->appendNote(
-        tr("%1: the conversation above was tokenised anew (%2) and its last %3 re-prefilled "
-           "after the new sinks.")
-            .arg(session.reason, tokenCount(session.transcriptTokens),
-                 tokenCount(session.reprefilledTokens)));
+    m_chatView->setConversation(session.conversation, session.transcriptTokens);
+    appendNote(tr("%1: the conversation above was tokenised anew (%2) and its last %3 re-prefilled "
+                  "after the new sinks.")
+                   .arg(session.reason, tokenCount(session.transcriptTokens),
+                        tokenCount(session.reprefilledTokens)));
 }
 
 void ChatPanel::showRestoredSession(const SessionInfo& session) {
@@ -211,7 +297,8 @@ void ChatPanel::showRestoredSession(const SessionInfo& session) {
     const auto appendTurnPieces = [&](qsizetype count, TokenRole role) {
         QList<TokenText> tokens;
         for (const qsizetype end = qMin(pieces.size(), next + count); next < end; ++next)
-            tokens.append({pieces[next], role});
+            tokens.append({pieces[next], role, session.transcriptIds.value(next, -1),
+                           session.layout.positionOf(next)});
         m_transcript->appendTokens(tokens);
     };
     // A model's own template renders the turns together: its tokens come first, then the cards.
@@ -225,16 +312,19 @@ void ChatPanel::showRestoredSession(const SessionInfo& session) {
             m_transcript->appendBlock(callCardHtml(call, -1, palette()));
     }
     appendTurnPieces(pieces.size() - next, TokenRole::Prompt);
+    m_chatView->setConversation(session.conversation, m_transcript->tokenCount());
 }
 
 void ChatPanel::clearConversation() {
     m_transcript->clearTokens();
+    m_chatView->clearChat();
     m_resultBox->dismiss();
     setStatus({});
 }
 
 void ChatPanel::appendNote(const QString& note) {
     m_transcript->appendNote(note);
+    m_chatView->appendNote(note);
 }
 
 } // namespace sinkscope::ui

@@ -1,17 +1,21 @@
-// The chat: the pinned sink block, the transcript streaming token by token with a card for each
-// tool call, the box for a call's result, and the input with Send / Stop / New chat. It shows
-// what it is given; MainWindow talks to the engine.
+// The chat: the readable conversation (ChatView) or, with Show tokens, the pinned sink block and
+// the transcript token by token (TokenTextView) with a card for each tool call; the box for a
+// call's result, and the input with Send / Stop / New chat. It shows what it is given;
+// MainWindow talks to the engine and feeds the token view (transcript()), whose fading the
+// readable view follows.
 #pragma once
 
 #include "worker/engine_types.h"
 
 #include <QWidget>
 
+class QAction;
 class QLabel;
 class QPushButton;
 
 namespace sinkscope::ui {
 
+class ChatView;
 class MessageInput;
 class TokenTextView;
 class ToolResultBox;
@@ -21,6 +25,7 @@ class ChatPanel : public QWidget {
 public:
     explicit ChatPanel(QWidget* parent = nullptr);
 
+    ChatView* chatView() const { return m_chatView; }
     TokenTextView* transcript() const { return m_transcript; }
     TokenTextView* sinkBlock() const { return m_sinkBlock; }
     MessageInput* input() const { return m_input; }
@@ -29,6 +34,13 @@ public:
     QPushButton* stopButton() const { return m_stop; }
     QPushButton* newChatButton() const { return m_newChat; }
     QString statusText() const;
+    // Checkable (Ctrl+T): the token view instead of the readable chat. For the View menu too.
+    QAction* showTokensAction() const { return m_showTokensAction; }
+    // Copy Chat as Markdown (Ctrl+Shift+C). For the Chat or Edit menu too.
+    QAction* copyChatAction() const { return m_copyChatAction; }
+    bool showsTokens() const;
+    // The readable chat as Markdown (chat_markdown.h): what File > Export Chat… writes.
+    QString chatMarkdown() const;
 
     void setGenerating(bool generating);
     void setReady(bool ready); // a model is loaded
@@ -59,10 +71,15 @@ signals:
 private:
     void submit();
     void refreshButtons();
+    void setShowTokens(bool show);
+    void viewTokens(qint64 firstToken, qint64 endToken); // the token view, scrolled to them
 
     TokenTextView* m_sinkBlock = nullptr;
     QLabel* m_sinkCaption = nullptr;
     TokenTextView* m_transcript = nullptr;
+    ChatView* m_chatView = nullptr;
+    QAction* m_showTokensAction = nullptr;
+    QAction* m_copyChatAction = nullptr;
     QLabel* m_status = nullptr;
     ToolResultBox* m_resultBox = nullptr;
     MessageInput* m_input = nullptr;
@@ -71,6 +88,7 @@ private:
     QPushButton* m_newChat = nullptr;
     bool m_generating = false;
     bool m_ready = false;
+    int m_sinksUsed = 0; // stream positions [0, m_sinksUsed) are pinned
 };
 
 } // namespace sinkscope::ui

@@ -3,10 +3,12 @@
 #include "views/view_colors.h"
 
 #include <QEvent>
+#include <QHelpEvent>
 #include <QMouseEvent>
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextCursor>
+#include <QToolTip>
 
 #include <algorithm>
 
@@ -22,14 +24,21 @@ void TokenTextView::clearTokens() {
     clear();
     m_spans.clear();
     m_indexBase = 0;
-    m_fadedBefore = 0;
     m_highlighted = -1;
     m_atLineStart = true;
+    setFaded(0);
 }
 
-QTextCharFormat TokenTextView::formatFor(TokenRole role, bool faded) const {
+void TokenTextView::setFaded(qint64 index) {
+    if (index == m_fadedBefore) return;
+    m_fadedBefore = index;
+    emit fadedBeforeChanged(index);
+}
+
+QTextCharFormat TokenTextView::formatFor(qint64 index, TokenRole role, bool faded) const {
     const QPalette& colors = palette();
     const views::MaskColors maskColors = views::MaskColors::forPalette(colors);
+    faded = faded && role != TokenRole::Sink; // a sink never leaves the cache
     QTextCharFormat format;
     QColor text = colors.color(QPalette::Text);
     switch (role) {
@@ -43,9 +52,27 @@ QTextCharFormat TokenTextView::formatFor(TokenRole role, bool faded) const {
     case TokenRole::Reply:
         break;
     }
-    if (faded) text = views::mixColors(text, colors.color(QPalette::Base), 0.6);
+    if (faded) text = views::fadedColor(text, colors);
     format.setForeground(text);
+    format.setBackground(tokenBackground(index, role, faded));
     return format;
+}
+
+QColor TokenTextView::tokenBackground(qint64 index, TokenRole role, bool faded) const {
+    const views::MaskColors colors = views::MaskColors::forPalette(palette());
+    const QColor state = role == TokenRole::Sink ? colors.sink
+                         : faded                 ? colors.evicted
+                                                 : colors.recent;
+    // Subtle enough to read the text on; the two shades mark where one token ends.
+    const bool dark = views::isDarkPalette(palette());
+    const double base = dark ? 0.78 : 0.86;
+    return views::mixColors(state, colors.background, index % 2 ? base : base + 0.07);
+}
+
+QColor TokenTextView::tokenBackground(qint64 index) const {
+    const Span* span = spanOf(index);
+    if (!span) return {};
+    return tokenBackground(index, span->role, index < m_fadedBefore);
 }
 
 void TokenTextView::appendTokens(const QList<TokenText>& tokens) {
@@ -64,10 +91,10 @@ void TokenTextView::appendTokens(const QList<TokenText>& tokens) {
         }
         const int start = cursor.position();
         if (!text.isEmpty()) {
-            cursor.insertText(text, formatFor(token.role, false));
+            cursor.insertText(text, formatFor(tokenCount(), token.role, false));
             m_atLineStart = text.endsWith(u'\n');
         }
-        m_spans.append({start, cursor.position() - start, token.role});
+        m_spans.append({start, cursor.position() - start, token.role, token.id, token.position});
     }
     cursor.endEditBlock();
     if (follow) scrollToBottom();
@@ -107,7 +134,7 @@ void TokenTextView::sealTokens(qint64 nextIndex) {
     restyle(m_fadedBefore, tokenCount(), true); // no longer in this stream's cache
     m_indexBase = nextIndex;
     m_spans.clear();
-    m_fadedBefore = nextIndex;
+    setFaded(nextIndex);
     highlightToken(-1);
 }
 
@@ -125,7 +152,7 @@ void TokenTextView::strikeFrom(qint64 index) {
     }
     cursor.endEditBlock();
     m_spans.resize(index - m_indexBase);
-    m_fadedBefore = std::min(m_fadedBefore, index);
+    setFaded(std::min(m_fadedBefore, index));
     if (m_highlighted >= index) highlightToken(-1);
 }
 
@@ -144,7 +171,7 @@ void TokenTextView::restyle(qint64 from, qint64 to, bool faded) {
         if (span.length == 0) continue;
         cursor.setPosition(span.start);
         cursor.setPosition(span.start + span.length, QTextCursor::KeepAnchor);
-        cursor.setCharFormat(formatFor(span.role, faded));
+        cursor.setCharFormat(formatFor(m_indexBase + i, span.role, faded));
     }
     cursor.endEditBlock();
 }
@@ -155,29 +182,34 @@ void TokenTextView::setFadedBefore(qint64 index) {
         restyle(m_fadedBefore, index, true);
     else if (index < m_fadedBefore)
         restyle(index, m_fadedBefore, false);
-    m_fadedBefore = index;
+    setFaded(index);
 }
 
 void TokenTextView::highlightToken(qint64 index) {
-    QList<ExtraSelection> selections;
-    const Span* highlighted = spanOf(index);
-    m_highlighted = highlighted ? index : -1;
-    if (highlighted) {
-        const Span& span = *highlighted;
-        ExtraSelection selection;
-        selection.cursor = QTextCursor(document());
-        selection.cursor.setPosition(span.start);
-        selection.cursor.setPosition(span.start + span.length, QTextCursor::KeepAnchor);
-        const views::MaskColors colors = views::MaskColors::forPalette(palette());
-        selection.format.setBackground(views::mixColors(colors.highlight, colors.background, 0.45));
-        selection.format.setFontUnderline(true);
-        selections << selection;
-        QTextCursor visible(document());
-        visible.setPosition(span.start);
-        setTextCursor(visible);
-        ensureCursorVisible();
+    highlightTokens(index, index + 1);
+}
+
+void TokenTextView::highlightTokens(qint64 first, qint64 end) {
+    const Span* firstSpan = spanOf(first);
+    const Span* lastSpan = spanOf(std::min(end, tokenCount()) - 1);
+    if (!firstSpan || !lastSpan || end <= first) {
+        m_highlighted = -1;
+        setExtraSelections({});
+        return;
     }
-    setExtraSelections(selections);
+    m_highlighted = first;
+    ExtraSelection selection;
+    selection.cursor = QTextCursor(document());
+    selection.cursor.setPosition(firstSpan->start);
+    selection.cursor.setPosition(lastSpan->start + lastSpan->length, QTextCursor::KeepAnchor);
+    const views::MaskColors colors = views::MaskColors::forPalette(palette());
+    selection.format.setBackground(views::mixColors(colors.highlight, colors.background, 0.45));
+    selection.format.setFontUnderline(true);
+    setExtraSelections({selection});
+    QTextCursor visible(document());
+    visible.setPosition(firstSpan->start);
+    setTextCursor(visible);
+    ensureCursorVisible();
 }
 
 QString TokenTextView::tokenText(qint64 index) const {
@@ -195,6 +227,39 @@ QString TokenTextView::highlightedText() const {
     return tokenText(m_highlighted);
 }
 
+qint32 TokenTextView::tokenId(qint64 index) const {
+    const Span* span = spanOf(index);
+    return span ? span->id : -1;
+}
+
+qint64 TokenTextView::tokenPosition(qint64 index) const {
+    const Span* span = spanOf(index);
+    return span ? span->position : -1;
+}
+
+TokenState TokenTextView::tokenState(qint64 index) const {
+    const Span* span = spanOf(index);
+    if (span && span->role == TokenRole::Sink) return TokenState::Sink;
+    return index < m_fadedBefore ? TokenState::Evicted : TokenState::Window;
+}
+
+QString TokenTextView::tokenToolTip(qint64 index) const {
+    if (!spanOf(index)) return {};
+    QString tip = tr("Token %1").arg(index);
+    if (const qint32 id = tokenId(index); id >= 0) tip += tr(" · id %1").arg(id);
+    if (const qint64 position = tokenPosition(index); position >= 0)
+        tip += tr(" · position %1").arg(position);
+    switch (tokenState(index)) {
+    case TokenState::Sink:
+        return tip + tr(" · pinned sink");
+    case TokenState::Window:
+        return tip + tr(" · in the window");
+    case TokenState::Evicted:
+        break;
+    }
+    return tip + tr(" · evicted (left the window)");
+}
+
 qint64 TokenTextView::tokenAt(int documentPosition) const {
     const auto after =
         std::upper_bound(m_spans.cbegin(), m_spans.cend(), documentPosition,
@@ -207,6 +272,20 @@ qint64 TokenTextView::tokenAt(int documentPosition) const {
                                                              : -1;
     }
     return -1;
+}
+
+bool TokenTextView::viewportEvent(QEvent* event) {
+    if (event->type() != QEvent::ToolTip) return QTextEdit::viewportEvent(event);
+    const auto* help = static_cast<QHelpEvent*>(event);
+    const QPoint point = help->pos();
+    const QString tip = anchorAt(point).isEmpty()
+                            ? tokenToolTip(tokenAt(cursorForPosition(point).position()))
+                            : QString();
+    if (tip.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(help->globalPos(), tip, this);
+    return true;
 }
 
 void TokenTextView::mouseReleaseEvent(QMouseEvent* event) {

@@ -17,6 +17,10 @@ QColor mixColors(const QColor& a, const QColor& b, double amount) {
                   channel(a.blue(), b.blue()));
 }
 
+QColor fadedColor(const QColor& text, const QPalette& palette) {
+    return mixColors(text, palette.color(QPalette::Base), 0.6);
+}
+
 MaskColors MaskColors::forPalette(const QPalette& palette) {
     // Mid-luminance hues stay legible on both backgrounds; the dark theme gets lighter variants.
     const bool dark = isDarkPalette(palette);

@@ -13,6 +13,8 @@ bool isDarkPalette(const QPalette& palette);
 
 // Mix `a` toward `b`: amount 0 gives a, 1 gives b.
 QColor mixColors(const QColor& a, const QColor& b, double amount);
+// Text that has left the KV window, drawn toward the background.
+QColor fadedColor(const QColor& text, const QPalette& palette);
 
 struct MaskColors {
     QColor recent;     // attended, inside the window

@@ -154,6 +154,7 @@ struct SessionInfo {
     int reprefilledTokens = 0; // transcript tokens fed again after the prefix
     StreamLayout layout;
     QStringList prefixPieces; // [prefixLength] the text of each prefix token (BOS shown as <s>)
+    QList<qint32> prefixIds;  // [prefixLength] their token ids
     EngineSettings settings;
     qint64 effectiveWindow = 0;
     PositionMode positions = PositionMode::Absolute; // in force (the model's or the settings')
@@ -174,6 +175,7 @@ struct SessionInfo {
     // shown in place of the chat; each turn's tokenCount of them in turn order.
     bool restored = false;
     QStringList transcriptPieces;
+    QList<qint32> transcriptIds; // [transcriptPieces] their token ids
 };
 
 enum class StopReason { EndOfText, Newline, MaxTokens, ToolCall, Stopped, Failed };
@@ -208,6 +210,11 @@ struct StreamPiece {
     qint64 transcriptIndex = 0;
     QString text;           // may be empty: a partial UTF-8 character completes in a later piece
     bool generated = false; // sampled (false: the user's turn)
+    // A control token of the vocabulary (template markers, end of turn): the readable chat hides
+    // it, the token view shows it.
+    bool control = false;
+    qint32 tokenId = -1;
+    qint64 position = -1; // in the session's stream, where its key is written
     int chatEpoch = 0;
 };
 

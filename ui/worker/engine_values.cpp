@@ -70,6 +70,10 @@ QStringList piecesOf(const Tokenizer& tokenizer, const std::vector<int32_t>& tok
     return pieces;
 }
 
+QList<qint32> idsOf(const std::vector<int32_t>& tokens) {
+    return QList<qint32>(tokens.cbegin(), tokens.cend());
+}
+
 ToolsParseResult parseToolsText(const QString& json) {
     const QByteArray utf8 = json.toUtf8();
     return parseTools(std::string_view(utf8.constData(), size_t(utf8.size())));

@@ -17,6 +17,7 @@ ModelInfo modelInfoFor(const Model& model, const ToolChat& chat, const QString& 
 // The tokens' text one by one (BOS and markers written out), decoding UTF-8 across token
 // boundaries.
 QStringList piecesOf(const Tokenizer& tokenizer, const std::vector<int32_t>& tokens);
+QList<qint32> idsOf(const std::vector<int32_t>& tokens);
 ToolsParseResult parseToolsText(const QString& json);
 QList<ToolSpan> toolSpansOf(const ToolBlock& block);
 SinkBudgetInfo sinkBudgetInfo(const SinkBudget& budget);

@@ -226,6 +226,7 @@ void EngineWorker::commitSession(QList<StepSnapshot> snapshots, const QString& r
     info.layout.prefixLength = qint64(m_chat->toolBlock().tokens.size());
     info.layout.transcriptBase = qint64(rebuild.transcriptTokens - rebuild.replayedTokens);
     info.prefixPieces = piecesOf(m_model->tokenizer(), m_chat->toolBlock().tokens);
+    info.prefixIds = idsOf(m_chat->toolBlock().tokens);
     info.settings = m_settings;
     info.settings.probe = session.options().probe;
     info.effectiveWindow = session.effectiveWindow();
@@ -244,9 +245,11 @@ void EngineWorker::commitSession(QList<StepSnapshot> snapshots, const QString& r
     info.retokenized = retokenized;
     info.conversation = turnViewsOf(m_chat->conversation());
     info.restored = restored;
-    if (restored)
-        info.transcriptPieces =
-            piecesOf(m_model->tokenizer(), m_chat->conversation().transcriptTokens());
+    if (restored) {
+        const std::vector<int32_t> transcript = m_chat->conversation().transcriptTokens();
+        info.transcriptPieces = piecesOf(m_model->tokenizer(), transcript);
+        info.transcriptIds = idsOf(transcript);
+    }
     m_mailbox.postSessionReset(info.layout, std::move(snapshots));
     emit sessionReady(info);
 }
@@ -550,6 +553,9 @@ bool EngineWorker::recordStep(const StepSnapshot& step, quint64 ticket,
     streamed.transcriptIndex = m_turnBase + m_turnTokens++;
     streamed.text = m_streamDecoder.decode(QByteArrayView(piece.data(), qsizetype(piece.size())));
     streamed.generated = assistant;
+    streamed.control = m_model->tokenizer().type(step.queryToken) == TokenType::Control;
+    streamed.tokenId = step.queryToken;
+    streamed.position = step.queryPosition;
     streamed.chatEpoch = m_chatEpoch;
     m_mailbox.postPiece(std::move(streamed));
     m_mailbox.postSnapshot(step);
