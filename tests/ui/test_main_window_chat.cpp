@@ -256,8 +256,12 @@ void TestMainWindowChat::kvSlotClickHighlightsColumnAndText() {
     // A sink: the tool block's text.
     const int sinkRow = 3;
     const SlotView& sink = snapshot.cacheSlots[sinkRow];
+    QVERIFY(!window->chatPanel()->showTokensAction()->isChecked());
     clickRow(sinkRow);
     QCOMPARE(window->heatmap()->highlightedKeyPosition(), sink.position);
+    // The chat shows its tokens, where the picked one is highlighted.
+    QVERIFY(window->chatPanel()->showTokensAction()->isChecked());
+    QVERIFY(window->chatPanel()->sinkBlock()->isVisible());
     QCOMPARE(window->chatPanel()->sinkBlock()->highlightedToken(), sink.position);
     QCOMPARE(window->chatPanel()->sinkBlock()->highlightedText(),
              QString::fromStdString(sink.piece));

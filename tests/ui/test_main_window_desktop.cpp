@@ -62,14 +62,6 @@ std::pair<bool, bool> dragAndDrop(QWidget* target, const QMimeData& mime) {
     return {enter.isAccepted(), drop.isAccepted()};
 }
 
-QAction* menuAction(QMenuBar* bar, const QString& menu, const QString& text) {
-    for (QAction* top : bar->actions())
-        if (top->menu() && top->text() == menu)
-            for (QAction* action : top->menu()->actions())
-                if (action->text() == text) return action;
-    return nullptr;
-}
-
 // The entries of File > Recent Models as the menu shows them when it opens.
 QList<QAction*> shownEntries(RecentModelsMenu* menu) {
     menu->popup(QPoint(0, 0));

@@ -196,8 +196,10 @@ private slots:
         QCOMPARE(formatAt(document, secondMessageAt).foreground().color(), livePrompt);
         QCOMPARE(transcript->fadedBefore(), 0);
 
-        // The unchanged start is still the session's: a click on the first message selects
-        // that token and its key in the re-prefilled window.
+        // The unchanged start is still the session's: a click on the first message, in the
+        // token view, selects that token and its key in the re-prefilled window.
+        window->chatPanel()->showTokensAction()->setChecked(true);
+        QVERIFY(transcript->isVisible());
         QTextCursor cursor(document);
         cursor.setPosition(firstMessageAt + 2);
         transcript->setTextCursor(cursor);

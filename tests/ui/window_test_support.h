@@ -7,8 +7,11 @@
 #include "window/main_window.h"
 #include "worker/engine_types.h"
 
+#include <QAction>
 #include <QCoreApplication>
 #include <QFile>
+#include <QMenu>
+#include <QMenuBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -42,6 +45,15 @@ inline std::unique_ptr<ui::MainWindow> openLoadedWindow(int waitMs) {
                QStringLiteral("Model loaded"))
         if (!sessions.wait(waitMs)) return nullptr;
     return window;
+}
+
+// The entry `text` of the menu bar's menu `menu` (texts with their & marks); null when absent.
+inline QAction* menuAction(QMenuBar* bar, const QString& menu, const QString& text) {
+    for (QAction* top : bar->actions())
+        if (top->menu() && top->text() == menu)
+            for (QAction* action : top->menu()->actions())
+                if (action->text() == text) return action;
+    return nullptr;
 }
 
 // Where the link `href` is drawn in the view's viewport (scrolled into view); null when absent.

@@ -6,8 +6,14 @@ namespace sinkscope::ui {
 
 MessageInput::MessageInput(QWidget* parent) : QPlainTextEdit(parent) {
     setTabChangesFocus(true);
-    setPlaceholderText(tr("Message the model. Enter sends, Shift+Enter adds a line."));
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    setSendWithCtrlEnter(false);
+}
+
+void MessageInput::setSendWithCtrlEnter(bool enabled) {
+    m_sendWithCtrlEnter = enabled;
+    setPlaceholderText(enabled ? tr("Message the model. Ctrl+Enter sends, Enter adds a line.")
+                               : tr("Message the model. Enter sends, Shift+Enter adds a line."));
 }
 
 QSize MessageInput::sizeHint() const {
@@ -20,7 +26,10 @@ QSize MessageInput::sizeHint() const {
 
 void MessageInput::keyPressEvent(QKeyEvent* event) {
     const bool enter = event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter;
-    if (enter && !(event->modifiers() & Qt::ShiftModifier)) {
+    const Qt::KeyboardModifiers modifiers = event->modifiers();
+    const bool sends = (modifiers & Qt::ControlModifier) ||
+                       (!m_sendWithCtrlEnter && !(modifiers & Qt::ShiftModifier));
+    if (enter && sends) {
         event->accept();
         emit submitted();
         return;

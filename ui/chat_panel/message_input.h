@@ -1,4 +1,6 @@
-// The chat's input box: Enter sends, Shift+Enter starts a new line.
+// The chat's input box. By default Enter sends and Shift+Enter starts a new line; with
+// sendWithCtrlEnter, for those who write several lines, Enter starts a new line. Ctrl+Enter sends
+// in both.
 #pragma once
 
 #include <QPlainTextEdit>
@@ -10,12 +12,17 @@ class MessageInput : public QPlainTextEdit {
 public:
     explicit MessageInput(QWidget* parent = nullptr);
     QSize sizeHint() const override;
+    void setSendWithCtrlEnter(bool enabled);
+    bool sendsWithCtrlEnter() const { return m_sendWithCtrlEnter; }
 
 signals:
     void submitted();
 
 protected:
     void keyPressEvent(QKeyEvent* event) override;
+
+private:
+    bool m_sendWithCtrlEnter = false;
 };
 
 } // namespace sinkscope::ui

@@ -66,6 +66,8 @@ AppSettings AppSettings::load() {
     loaded.toolsInSystemTurn = settings.value("tools/inSystemTurn", false).toBool();
     loaded.restoreLastSession =
         settings.value("session/restoreAtStart", defaults.restoreLastSession).toBool();
+    loaded.sendWithCtrlEnter =
+        settings.value("chat/sendWithCtrlEnter", defaults.sendWithCtrlEnter).toBool();
 
     EngineSettings& engine = loaded.engine;
     engine.kvWindow = qMax(0, settings.value("cache/kvWindow", defaults.engine.kvWindow).toInt());
@@ -113,6 +115,7 @@ void AppSettings::save() const {
     settings.setValue("tools/text", toolsText);
     settings.setValue("tools/inSystemTurn", toolsInSystemTurn);
     settings.setValue("session/restoreAtStart", restoreLastSession);
+    settings.setValue("chat/sendWithCtrlEnter", sendWithCtrlEnter);
     settings.setValue("cache/kvWindow", engine.kvWindow);
     settings.setValue("cache/kvBits", engine.kvBits);
     settings.setValue("cache/positions", QString::fromLatin1(positionModeName(engine.positions)));

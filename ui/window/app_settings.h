@@ -24,6 +24,7 @@ struct AppSettings {
     QString toolsText;              // the tools editor text last applied; empty: the first preset
     bool toolsInSystemTurn = false; // the template's switch, where a model's template has it
     bool restoreLastSession = true; // the chat saved at quit comes back at the next start
+    bool sendWithCtrlEnter = false; // Enter adds a line and Ctrl+Enter sends (MessageInput)
     EngineSettings engine;
     GenerationLimits limits;
     WindowState window; // as the window was last closed

@@ -8,6 +8,7 @@
 #include "panels/stats_panel.h"
 #include "views/kv_cache_view.h"
 #include "views/mask_heatmap.h"
+#include "views/memory_gauge.h"
 #include "views/tools_editor.h"
 #include "views/tools_validation.h"
 #include "window/about_box.h"
@@ -41,8 +42,6 @@
 namespace sinkscope::ui {
 
 namespace {
-
-constexpr int kStatusMessageMs = 10000;
 
 // The preset's canned result for the calls: one call's result, or an array of them in call
 // order; empty unless every called tool has one.
@@ -176,59 +175,6 @@ void MainWindow::createWidgets() {
             &EngineClient::stopPolicyRun);
 }
 
-void MainWindow::createMenus() {
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Open Model…"), QKeySequence::Open, this, &MainWindow::chooseModelFile);
-    m_recentModels = new RecentModelsMenu(this);
-    m_recentModels->setModels(m_settings.recentModels);
-    connect(m_recentModels, &RecentModelsMenu::modelChosen, this, &MainWindow::openModelFile);
-    connect(m_recentModels, &RecentModelsMenu::clearRequested, this,
-            [this] { setRecentModels({}); });
-    file->addMenu(m_recentModels);
-    m_sessions->addActions(*file, m_settings.restoreLastSession);
-    connect(m_sessions, &SessionActions::restoreAtStartToggled, this, [this](bool enabled) {
-        m_settings.restoreLastSession = enabled;
-        saveSettings();
-    });
-    file->addAction(tr("&Export Heatmap PNG…"), QKeySequence(tr("Ctrl+E")), this,
-                    &MainWindow::exportHeatmap);
-    file->addSeparator();
-    QAction* quit = file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
-    quit->setMenuRole(QAction::QuitRole);
-
-    QMenu* chat = menuBar()->addMenu(tr("&Chat"));
-    chat->addAction(tr("&New Chat"), QKeySequence::New, this, &MainWindow::onNewChat);
-    m_stopAction = chat->addAction(tr("&Stop"), QKeySequence(Qt::Key_Escape), m_engine.get(),
-                                   &EngineClient::stop);
-    m_stopAction->setEnabled(false);
-
-    QMenu* view = menuBar()->addMenu(tr("&View"));
-    for (int i = 0; i < m_tabs->count(); ++i) {
-        QAction* action =
-            view->addAction(m_tabs->tabText(i), this, [this, i] { m_tabs->setCurrentIndex(i); });
-        action->setShortcut(QKeySequence(tr("Ctrl+%1").arg(i + 1)));
-    }
-
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Model Information…"), QKeySequence(tr("Ctrl+I")), this,
-                    &MainWindow::showModelInfo);
-    help->addAction(tr("&About Sinkscope"), this, [this] { showAboutBox(modelInfo(), this); });
-}
-
-void MainWindow::createStatusBar() {
-    m_loadingBar = new QProgressBar(this);
-    m_loadingBar->setRange(0, 0); // busy: loading has no measurable progress
-    m_loadingBar->setMaximumWidth(120);
-    m_loadingBar->hide();
-    m_modelLabel = new QToolButton(this);
-    m_modelLabel->setText(tr("No model"));
-    m_modelLabel->setObjectName(QStringLiteral("modelLabel"));
-    m_modelLabel->setAutoRaise(true);
-    connect(m_modelLabel, &QToolButton::clicked, this, &MainWindow::showModelInfo);
-    statusBar()->addPermanentWidget(m_loadingBar);
-    statusBar()->addPermanentWidget(m_modelLabel);
-}
-
 void MainWindow::connectEngine() {
     EngineClient* engine = m_engine.get();
     connect(engine, &EngineClient::batchReady, this, &MainWindow::onBatch);
@@ -292,39 +238,6 @@ void MainWindow::openModel(const QString& path, bool installDefault) {
     setLoading(true);
     statusBar()->showMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
     m_engine->openModel(path, installDefault);
-}
-
-void MainWindow::chooseModelFile() {
-    // Window-modal, not exec(): the engine keeps streaming while the dialog is open.
-    auto* dialog = new QFileDialog(this, tr("Open Model"),
-                                   m_model ? QFileInfo(m_model->path).absolutePath() : QString(),
-                                   tr("GGUF models (*.gguf);;All files (*)"));
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->setFileMode(QFileDialog::ExistingFile);
-    connect(dialog, &QFileDialog::fileSelected, this, &MainWindow::openModelFile);
-    dialog->open();
-}
-
-void MainWindow::exportHeatmap() {
-    auto* dialog = new QFileDialog(this, tr("Export Heatmap"), QStringLiteral("heatmap.png"),
-                                   tr("PNG images (*.png)"));
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->setAcceptMode(QFileDialog::AcceptSave);
-    dialog->setDefaultSuffix(QStringLiteral("png"));
-    connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
-        if (m_heatmap->exportPng(path))
-            statusBar()->showMessage(tr("Heatmap saved to %1").arg(path), kStatusMessageMs);
-        else
-            m_banner->showError(tr("Could not export the heatmap to %1 (is it empty?)").arg(path));
-    });
-    dialog->open();
-}
-
-void MainWindow::showModelInfo() {
-    if (!m_model) return;
-    auto* dialog = new ModelInfoDialog(*m_model, this);
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->open();
 }
 
 void MainWindow::setLoading(bool loading) {
@@ -425,6 +338,10 @@ void MainWindow::onBatch(const EngineBatch& batch) {
         m_layout = batch.layout;
         m_heatmap->clear();
         m_kvView->clear();
+        // Forgotten here, where the new session begins, not when a model loads: a restore loads
+        // the model and re-prefills in one request, so its snapshots can come first.
+        m_latestSnapshot.reset();
+        m_stepSinceReset = false;
     }
     if (batch.rewrittenFrom >= 0) m_chat->transcript()->strikeFrom(batch.rewrittenFrom);
     if (!batch.pieces.isEmpty()) m_chat->appendPieces(batch.pieces);
@@ -432,6 +349,8 @@ void MainWindow::onBatch(const EngineBatch& batch) {
         m_heatmap->addSnapshots(batch.snapshots);
         const StepSnapshot& latest = batch.snapshots.constLast();
         m_kvView->setSnapshot(latest);
+        m_memoryGauge->showStep(latest);
+        m_stepSinceReset = true;
         m_stats->showSnapshot(latest);
         m_latestSnapshot = latest;
     }
@@ -462,7 +381,6 @@ void MainWindow::onModelLoaded(const ModelInfo& info) {
     m_settingsPanel->setModel(info);
     m_chat->setReady(true); // the conversation goes on: the worker carried it over
     m_policies->setModelReady(true);
-    m_latestSnapshot.reset();
     m_stats->clear();
     if (m_banner->isError())
         m_banner->hide(); // a notice (e.g. "configured model missing") stays readable
@@ -491,6 +409,10 @@ void MainWindow::onSessionReady(const SessionInfo& info) {
         m_chat->showSession(info);
     }
     m_stats->showSession(info);
+    // The gauge shows the newest step; a session rebuilt without one has only its pinned sinks.
+    if (!m_stepSinceReset)
+        m_memoryGauge->showSession(info.sinkSlots, info.sinksUsed, info.effectiveWindow,
+                                   info.bytesAllocated, info.budgetBytes);
     m_settingsPanel->setBudgetWindow(info.budgetWindow);
     m_policies->setBudgetWindow(info.budgetWindow);
     const QString summary =
@@ -576,6 +498,9 @@ void MainWindow::onToolsApplied(const QString& compactJson) {
 void MainWindow::selectKeyPosition(qint64 position) {
     m_heatmap->highlightKeyPosition(position);
     m_kvView->highlightPositions({position});
+    // The token is highlighted where tokens are shown: a key picked in the mask or the KV view
+    // asks to see exactly which token it is.
+    m_chat->showTokensAction()->setChecked(true);
     const bool inPrefix = position < m_layout.prefixLength;
     m_chat->sinkBlock()->highlightToken(inPrefix ? position : -1);
     const qint64 index = inPrefix ? -1 : m_layout.transcriptIndexOf(position);

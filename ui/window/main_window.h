@@ -18,6 +18,7 @@ class QTabWidget;
 
 namespace sinkscope::views {
 class KvCacheView;
+class MemoryGauge;
 class MaskHeatmap;
 class ToolsEditor;
 } // namespace sinkscope::views
@@ -53,6 +54,7 @@ public:
     ChatPanel* chatPanel() const { return m_chat; }
     views::MaskHeatmap* heatmap() const { return m_heatmap; }
     views::KvCacheView* kvCacheView() const { return m_kvView; }
+    views::MemoryGauge* memoryGauge() const { return m_memoryGauge; }
     views::ToolsEditor* toolsEditor() const { return m_toolsEditor; }
     ToolsPage* toolsPage() const { return m_toolsPage; }
     SettingsPanel* settingsPanel() const { return m_settingsPanel; }
@@ -76,6 +78,9 @@ public:
     void openModelFile(const QString& path);
     // As if clicked in a call's attribution: the tool's sink slots and key columns highlighted.
     void highlightTool(const QString& tool);
+    // File > Export Chat…'s file: the chat as Markdown (ChatPanel::chatMarkdown), UTF-8; false
+    // when it cannot be written.
+    bool exportChat(const QString& path) const;
 
 signals:
     void modelReady(const sinkscope::ui::ModelInfo& info);
@@ -87,6 +92,7 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    static constexpr int kStatusMessageMs = 10000; // how long a status message stays
     void createWidgets();
     void createMenus();
     void createStatusBar();
@@ -97,6 +103,7 @@ private:
     void openModel(const QString& path, bool installDefault);
     void chooseModelFile();
     void exportHeatmap();
+    void chooseChatExport();
     void showModelInfo(); // nothing before a model has loaded
     void setLoading(bool loading);
     void saveSettings();
@@ -147,6 +154,8 @@ private:
     QString m_draftTools;                // the edited tools being previewed (compact JSON), or ""
     QToolButton* m_modelLabel = nullptr; // flat; a click opens the model information
     QProgressBar* m_loadingBar = nullptr;
+    views::MemoryGauge* m_memoryGauge = nullptr; // the KV memory, always in view
+    bool m_stepSinceReset = false; // a snapshot of the current session reached the gauge
     QAction* m_stopAction = nullptr;
     RecentModelsMenu* m_recentModels = nullptr;
     SessionActions* m_sessions = nullptr;
