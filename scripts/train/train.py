@@ -101,6 +101,9 @@ def parse_args():
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--init", default="", help="weights to start from when the work dir has none")
     ap.add_argument("--save-weights", default="", help="also write the stable weights here")
+    ap.add_argument("--save-weights-now", action="store_true",
+                    help="write the state a run would resume from to --save-weights and exit "
+                         "(after a run stopped before its decay)")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--minutes", type=float, default=60, help="this run's training time")
     ap.add_argument("--decay-fraction", type=float, default=0.15)
@@ -165,6 +168,10 @@ def main():
     def counters(decayed):
         return {"step": step, "tokens_seen": tokens_seen,
                 "train_seconds": train_seconds, "seed": args.seed, "decayed": decayed}
+
+    if args.save_weights_now:
+        save_weights(model, config, counters(False), args.save_weights)
+        return
 
     def checkpoint(path, decayed):
         weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
