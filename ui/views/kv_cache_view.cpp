@@ -1,6 +1,7 @@
 #include "views/kv_cache_view.h"
 
 #include "memory/budget.h"
+#include "views/kv_bytes.h"
 #include "views/kv_cache_model.h"
 #include "views/view_colors.h"
 
@@ -16,12 +17,6 @@
 namespace sinkscope::views {
 
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
-
-QString mebibytes(int64_t bytes) {
-    return QStringLiteral("%1 MiB").arg(double(bytes) / kMiB, 0, 'f', 2);
-}
 
 int64_t budgetOf(const StepSnapshot& snapshot) {
     return snapshot.budgetBytes > 0 ? snapshot.budgetBytes : kKvBudgetBytes;

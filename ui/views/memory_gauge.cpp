@@ -1,5 +1,6 @@
 #include "views/memory_gauge.h"
 
+#include "views/kv_bytes.h"
 #include "views/piece_text.h"
 #include "views/view_colors.h"
 
@@ -16,10 +17,6 @@ constexpr int kBarWidth = 120;
 constexpr int kBarHeight = 10;
 constexpr int kGap = 6;     // between the bar and the figures
 constexpr int kMinPart = 3; // the narrower part of the bar stays visible
-
-QString bytes(qint64 count) {
-    return QLocale().formattedDataSize(count);
-}
 
 // "evicts 'kitchen' (position 205)", or what writing into an empty slot means.
 QString nextWriteText(const StepSnapshot& snapshot) {
@@ -79,14 +76,14 @@ void MemoryGauge::refresh(const QString& nextWrite) {
     const GaugeFigures& f = m_figures;
     m_text = tr("window %1/%2 · %3 sinks · %4 of %5 · %6 evicted")
                  .arg(QLocale().toString(f.ringFilled), QLocale().toString(f.window))
-                 .arg(QLocale().toString(f.sinksUsed), bytes(f.bytesAllocated),
-                      bytes(f.budgetBytes), QLocale().toString(f.evictions));
+                 .arg(QLocale().toString(f.sinksUsed), mebibytes(f.bytesAllocated),
+                      mebibytes(f.budgetBytes), QLocale().toString(f.evictions));
     setToolTip(tr("KV memory: %1 pinned sink slots (%2 used) and a window of %3 slots; %4 "
                   "allocated of the %5 budget; %6 tokens evicted so far.\n%7")
                    .arg(f.sinkSlots)
                    .arg(f.sinksUsed)
                    .arg(f.window)
-                   .arg(bytes(f.bytesAllocated), bytes(f.budgetBytes))
+                   .arg(mebibytes(f.bytesAllocated), mebibytes(f.budgetBytes))
                    .arg(f.evictions)
                    .arg(nextWrite));
     updateGeometry();
