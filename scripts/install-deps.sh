@@ -31,7 +31,7 @@ packages=(
     clang-14 libclang-rt-14-dev
     python3-matplotlib
 )
-if [ "$train" -eq 1 ]; then packages+=(python3-torch python3-numpy); fi
+if [ "$train" -eq 1 ]; then packages+=(python3-torch python3-numpy libopenblas0-pthread); fi
 
 $SUDO apt-get update
 $SUDO apt-get install -y --no-install-recommends "${packages[@]}"
