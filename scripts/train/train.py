@@ -157,14 +157,6 @@ def main():
     print("from %s: step %d, %d tokens; parameters %d" % (
         source, step, tokens_seen, sum(p.numel() for p in model.parameters())), flush=True)
 
-    gen = needle_data.ConversationGenerator(args.seed, "train", random_id_rate=args.random_id_rate)
-    dev = [needle_data.ConversationGenerator(args.seed + 1, "eval", min_turns=16,
-                                             max_turns=16).generate(i) for i in range(4)]
-    diag = diagnostics.Diagnostics(tok, dev)
-    log, writer = open_log(os.path.join(args.work_dir, "loss.csv"), LOSS_FIELDS)
-    diag_log, diag_writer = open_log(os.path.join(args.work_dir, "diagnostics.csv"),
-                                     diagnostics.Diagnostics.FIELDS)
-
     def counters(decayed):
         return {"step": step, "tokens_seen": tokens_seen,
                 "train_seconds": train_seconds, "seed": args.seed, "decayed": decayed}
@@ -172,6 +164,14 @@ def main():
     if args.save_weights_now:
         save_weights(model, config, counters(False), args.save_weights)
         return
+
+    gen = needle_data.ConversationGenerator(args.seed, "train", random_id_rate=args.random_id_rate)
+    dev = [needle_data.ConversationGenerator(args.seed + 1, "eval", min_turns=16,
+                                             max_turns=16).generate(i) for i in range(4)]
+    diag = diagnostics.Diagnostics(tok, dev)
+    log, writer = open_log(os.path.join(args.work_dir, "loss.csv"), LOSS_FIELDS)
+    diag_log, diag_writer = open_log(os.path.join(args.work_dir, "diagnostics.csv"),
+                                     diagnostics.Diagnostics.FIELDS)
 
     def checkpoint(path, decayed):
         weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
