@@ -1,6 +1,7 @@
 // A kernel source (model/kernels/kernel_isa_begin.h): the softmax, SwiGLU and f32 matrix rows of
 // model/kernels/ggml_float.h, compiled once per instruction-set level.
 #include "model/kernels/kernel_table.h"
+#include "model/kernels/prefetch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -72,6 +73,7 @@ void matvecF32(const float* w, int64_t cols, const float* x, float* out, int64_t
     int64_t r = rowBegin;
     for (; r + 4 <= rowEnd; r += 4) {
         const float* rows = w + static_cast<size_t>(r) * cols;
+        prefetchRangeAhead(rows, 4 * static_cast<size_t>(cols) * sizeof(float));
         float lanes[4][16] = {};
         for (int64_t c = 0; c < fullChunks; c += 16)
             for (int k = 0; k < 4; ++k)

@@ -14,6 +14,7 @@
 #include "gguf/ggml_types.h"
 #include "gguf/quant_blocks.h"
 #include "model/kernels/kernel_table.h"
+#include "model/kernels/prefetch.h"
 
 #include <immintrin.h>
 
@@ -147,11 +148,9 @@ float dotQ6_K(const void* w, const void* a, int64_t blocks) {
 
 // Four rows at once against the same Q8_0 activations, whose scales are converted once
 // (activationScales[blocks]): each row's arithmetic is its single-row kernel's, step for step,
-// and the four rows' independent chains keep the multiply-add units busy.
+// and the four rows' independent chains keep the multiply-add units busy. Each row's stream is
+// prefetched ahead (model/kernels/prefetch.h).
 constexpr int kRowGroup = 4;
-// How far ahead of each row's reads the next bytes are asked for: the four rows are four streams
-// that the hardware prefetcher alone follows too late.
-constexpr int64_t kPrefetchBytes = 512;
 constexpr int64_t kMaxGroupedBlocks = 1024; // rows up to 32,768 values take the grouped path
 
 // Q8_0 / Q5_0: each row's eight float lanes, as q8_0Dot.
@@ -163,7 +162,7 @@ void q8_0RowGroup(const uint8_t* rows, size_t rowBytes, int64_t blocks, const ui
         const __m256i y = load32(a + b * kQ8_0Bytes + kQ8_0Quants);
         for (int k = 0; k < kRowGroup; ++k) {
             const uint8_t* x = rows + k * rowBytes + b * BlockBytes;
-            _mm_prefetch(reinterpret_cast<const char*>(x + kPrefetchBytes), _MM_HINT_T0);
+            prefetchAhead(x);
             const __m256i lanes = signedLanes(quants(x), y);
             sums[k] = _mm256_fmadd_ps(_mm256_set1_ps(halfAt(x) * activationScales[b]),
                                       _mm256_cvtepi32_ps(lanes), sums[k]);
@@ -187,6 +186,7 @@ void q4_0RowGroup(const uint8_t* rows, size_t rowBytes, int64_t blocks, const ui
         uint16_t halves[kRowGroup];
         for (int k = 0; k < kRowGroup; ++k) {
             const uint8_t* x = rows + k * rowBytes + b * sizeof(BlockQ4_0);
+            prefetchAhead(x);
             lanes[k] = _mm256_madd_epi16(
                 _mm256_maddubs_epi16(nibbles(x + offsetof(BlockQ4_0, qs)), y), ones);
             std::memcpy(&halves[k], x, sizeof halves[k]);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "gguf/ggml_types.h"
+#include "model/kernels/prefetch.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -15,12 +16,16 @@ namespace sinkscope::quant {
 using DotKernel = float (*)(const void* weights, const void* activations, int64_t blocks);
 
 // The rows [rowBegin, rowEnd) of a matrix of one type, each `blocks` blocks, rowBytes apart:
-// out[r] = Kernel(row r, activations).
+// out[r] = Kernel(row r, activations). Each row's bytes are asked for kPrefetchBytes ahead as it
+// starts (model/kernels/prefetch.h).
 template <DotKernel Kernel>
 void dotRows(const uint8_t* rows, size_t rowBytes, int64_t blocks, const void* activations,
              float* out, int64_t rowBegin, int64_t rowEnd) {
-    for (int64_t r = rowBegin; r < rowEnd; ++r)
-        out[r] = Kernel(rows + static_cast<size_t>(r) * rowBytes, activations, blocks);
+    for (int64_t r = rowBegin; r < rowEnd; ++r) {
+        const uint8_t* row = rows + static_cast<size_t>(r) * rowBytes;
+        prefetchRangeAhead(row, rowBytes);
+        out[r] = Kernel(row, activations, blocks);
+    }
 }
 
 // nullptr for a type without a dot (quantDotSupported false).
