@@ -63,44 +63,12 @@ int64_t requireDotRow(GgmlType weightType, int64_t n) {
     return n / blockValues;
 }
 
-// Q8_0 / Q8_1 activations as ggml's AVX2 quantize_row_q8_0 / _q8_1 write them, which is what
-// llama.cpp computes on x86-64: d = amax / 127 (stored as f16), each value times 127 / amax (not
-// 1 / d), rounded half to even; Q8_1's s = d * the sum of the quants. The portable quantizer in
-// gguf/ (ggml's reference) differs in a last bit now and then, enough to change a quant.
-// A rounded value as _mm256_cvtps_epi32 and the saturating packs make it an int8: NaN and values
-// outside int32 (which a non-finite activation, or 127 / amax overflowing for a tiny amax, gives)
-// become INT_MIN and so -128; the rest saturate to [-128, 127].
-int8_t saturatedQuant(float rounded) {
-    if (!(rounded >= -2147483648.0f && rounded < 2147483648.0f)) return -128;
-    return static_cast<int8_t>(std::clamp(rounded, -128.0f, 127.0f));
-}
-
-template <typename Block> void quantizeQ8Activations(const float* x, void* dst, int64_t blocks) {
-    for (int64_t b = 0; b < blocks; ++b) {
-        const float* values = x + 32 * b;
-        float amax = 0.0f;
-        for (int i = 0; i < 32; ++i)
-            amax = std::max(amax, std::fabs(values[i]));
-        const float d = amax / 127.0f;
-        const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
-        Block block{};
-        block.d = fp32ToFp16(d);
-        int sum = 0;
-        for (int i = 0; i < 32; ++i) {
-            block.qs[i] = saturatedQuant(std::nearbyint(values[i] * inverse));
-            sum += block.qs[i];
-        }
-        if constexpr (requires { block.s; }) block.s = fp32ToFp16(d * static_cast<float>(sum));
-        std::memcpy(static_cast<uint8_t*>(dst) + b * sizeof(Block), &block, sizeof block);
-    }
-}
-
 // x[n] in `activation` as llama.cpp's x86-64 build quantizes a matrix product's input.
 void quantizeForDot(GgmlType activation, const float* x, void* dst, int64_t n) {
     if (activation == GgmlType::Q8_0)
-        quantizeQ8Activations<quant::BlockQ8_0>(x, dst, n / 32);
+        kernels().quantizeQ8_0(x, dst, n / 32);
     else if (activation == GgmlType::Q8_1)
-        quantizeQ8Activations<quant::BlockQ8_1>(x, dst, n / 32);
+        kernels().quantizeQ8_1(x, dst, n / 32);
     else
         quantizeRow(activation, x, dst, n);
 }

@@ -2,6 +2,7 @@
 // dot against a double-precision sum over the dequantized rows, the default kernels against
 // their references, and the matrix-vector product against row-by-row dots.
 #include "gguf/dequantize.h"
+#include "gguf/quant_blocks.h"
 #include "model/kernels/kernel_table.h"
 #include "model/quant_dot.h"
 #include "quant_test_support.h"
@@ -320,6 +321,32 @@ void TestQuantDot::matvecMatchesRowDots() {
 // Each instruction-set level this CPU runs computes the portable build's bits for every type
 // (model/kernels/kernel_table.h): the same C++, compiled for wider registers, in the same float
 // order. Row ranges write exactly their rows.
+// The level's Q8_0 / Q8_1 activation blocks equal the portable level's byte for byte: random
+// rows at several scales, exact halves (rounded to even), and blocks with NaN, infinities, a
+// subnormal amax and all zeros.
+void compareActivationQuantizers(const KernelTable& portable, const KernelTable& level) {
+    constexpr int64_t blocks = 24;
+    std::mt19937 generator(77);
+    std::vector<float> x = randomValues(32 * blocks, 3.0f, generator);
+    for (int i = 0; i < 32; ++i) {
+        x[32 + i] = i == 0 ? 127.0f : static_cast<float>(i) - 15.5f; // 127 / amax = 1: halves
+        x[64 + i] =
+            i == 3 ? std::numeric_limits<float>::quiet_NaN() : 0.25f * static_cast<float>(i);
+        x[96 + i] = i == 7 ? -std::numeric_limits<float>::infinity() : 1.0f;
+        x[128 + i] = i % 2 ? 1e-40f : -1e-40f;
+        x[160 + i] = 0.0f;
+        x[192 + i] *= 1e-3f;
+        x[224 + i] *= 1e4f;
+    }
+    for (const bool q8_1 : {false, true}) {
+        const size_t blockBytes = q8_1 ? sizeof(quant::BlockQ8_1) : sizeof(quant::BlockQ8_0);
+        Bytes expected(blockBytes * blocks, 0xAA), got(blockBytes * blocks, 0x55);
+        (q8_1 ? portable.quantizeQ8_1 : portable.quantizeQ8_0)(x.data(), expected.data(), blocks);
+        (q8_1 ? level.quantizeQ8_1 : level.quantizeQ8_0)(x.data(), got.data(), blocks);
+        QVERIFY2(expected == got, q8_1 ? "Q8_1 activations differ" : "Q8_0 activations differ");
+    }
+}
+
 void TestQuantDot::everyLevelMatchesThePortableKernels() {
     const KernelTable& portable = kernelsFor(Isa::Portable);
     for (const Isa isa : kAllIsas) {
@@ -358,7 +385,9 @@ void TestQuantDot::everyLevelMatchesThePortableKernels() {
                 if (r < 2 || r >= 7) QCOMPARE(got[r], -1.0f);
             }
         }
-        qInfo("%s: every type's dot equals the portable kernels'", isaName(isa));
+        compareActivationQuantizers(portable, level);
+        qInfo("%s: every type's dot and the activation quantizers equal the portable kernels'",
+              isaName(isa));
     }
 }
 

@@ -8,6 +8,7 @@ namespace sinkscope {
 #define SINKSCOPE_DECLARE_FILLS(level)                                                             \
     namespace level {                                                                              \
     void fillFloatKernels(KernelTable& table);                                                     \
+    void fillActivationKernels(KernelTable& table);                                                \
     void fillDotKernels(KernelTable& table);                                                       \
     void fillAttentionKernels(KernelTable& table);                                                 \
     void fillIntrinsicDotKernels(KernelTable& table);                                              \
@@ -32,9 +33,10 @@ template <void (*... Fills)(KernelTable&)> KernelTable buildTable(Isa isa) {
 }
 
 #define SINKSCOPE_LEVEL_TABLE(level, isa)                                                          \
-    buildTable<level::fillFloatKernels, level::fillDotKernels, level::fillIntrinsicDotKernels,     \
-               level::fillGemmKernels, level::fillIntrinsicGemmKernels,                            \
-               level::fillAvx512GemmKernels, level::fillAttentionKernels>(isa)
+    buildTable<level::fillFloatKernels, level::fillActivationKernels, level::fillDotKernels,       \
+               level::fillIntrinsicDotKernels, level::fillGemmKernels,                             \
+               level::fillIntrinsicGemmKernels, level::fillAvx512GemmKernels,                      \
+               level::fillAttentionKernels>(isa)
 
 struct Tables {
     KernelTable byIsa[3] = {SINKSCOPE_LEVEL_TABLE(isa_portable, Isa::Portable),

@@ -37,6 +37,10 @@ struct KernelTable {
     // as laneDot16 sums it
     void (*matvecF32)(const float* w, int64_t cols, const float* x, float* out, int64_t rowBegin,
                       int64_t rowEnd) = nullptr;
+    // A matrix product's input x[32 * blocks] as Q8_0 / Q8_1 activation blocks at dst
+    // (model/kernels/activation_quant.cpp)
+    void (*quantizeQ8_0)(const float* x, void* dst, int64_t blocks) = nullptr;
+    void (*quantizeQ8_1)(const float* x, void* dst, int64_t blocks) = nullptr;
     // model/quant_dot.h: the dot of one row of weightType (nullptr for a type without a dot)
     quant::DotKernel (*dot)(GgmlType weightType) = nullptr;
     // out[r] = dot(row r of `rows`, activations) for r in [rowBegin, rowEnd); each row is
