@@ -16,6 +16,8 @@ const char* isaName(Isa isa) {
         return "avx2";
     case Isa::Avx512:
         return "avx512";
+    case Isa::Avx512Vnni:
+        return "avx512vnni";
     }
     return "portable";
 }
@@ -36,14 +38,18 @@ bool isaSupported(Isa isa) {
     __builtin_cpu_init();
     const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                       cpuHasF16c() && __builtin_cpu_supports("bmi2");
+    const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
+                        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                        __builtin_cpu_supports("avx512vl");
     switch (isa) {
     case Isa::Portable:
         return true;
     case Isa::Avx2:
         return avx2;
     case Isa::Avx512:
-        return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+        return avx512;
+    case Isa::Avx512Vnni:
+        return avx512 && __builtin_cpu_supports("avx512vnni");
     }
     return false;
 }
@@ -54,7 +60,7 @@ Isa chooseIsa() {
     if (const char* wanted = std::getenv("SINKSCOPE_ISA"))
         for (const Isa isa : kAllIsas)
             if (std::strcmp(wanted, isaName(isa)) == 0 && isaSupported(isa)) return isa;
-    for (const Isa isa : {Isa::Avx512, Isa::Avx2})
+    for (const Isa isa : {Isa::Avx512Vnni, Isa::Avx512, Isa::Avx2})
         if (isaSupported(isa)) return isa;
     return Isa::Portable;
 }

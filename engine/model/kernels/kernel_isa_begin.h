@@ -1,6 +1,6 @@
 // Opens the instruction-set region of a kernel source. engine/CMakeLists.txt compiles each kernel
 // source once per level (model/kernels/cpu_isa.h) with SINKSCOPE_KERNEL_ISA set to 0 (portable), 1
-// (AVX2) or 2 (AVX-512); every function defined between this header and
+// (AVX2), 2 (AVX-512) or 3 (AVX-512 with VNNI); every function defined between this header and
 // model/kernels/kernel_isa_end.h is compiled for that level, inside namespace
 // sinkscope::SINKSCOPE_ISA_NAMESPACE.
 //
@@ -31,6 +31,17 @@
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c,bmi,bmi2,avx512f,avx512bw,avx512dq,avx512vl")
 #endif
+#elif SINKSCOPE_KERNEL_ISA == 3
+#define SINKSCOPE_ISA_NAMESPACE isa_avx512vnni
+#if defined(__clang__)
+#pragma clang attribute push(                                                                      \
+    __attribute__((                                                                                \
+        target("avx2,fma,f16c,bmi,bmi2,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni"))),          \
+    apply_to = function)
 #else
-#error "SINKSCOPE_KERNEL_ISA must be 0, 1 or 2"
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c,bmi,bmi2,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")
+#endif
+#else
+#error "SINKSCOPE_KERNEL_ISA must be 0, 1, 2 or 3"
 #endif

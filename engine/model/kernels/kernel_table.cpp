@@ -19,6 +19,7 @@ namespace sinkscope {
 SINKSCOPE_DECLARE_FILLS(isa_portable)
 SINKSCOPE_DECLARE_FILLS(isa_avx2)
 SINKSCOPE_DECLARE_FILLS(isa_avx512)
+SINKSCOPE_DECLARE_FILLS(isa_avx512vnni)
 #undef SINKSCOPE_DECLARE_FILLS
 
 namespace {
@@ -39,9 +40,10 @@ template <void (*... Fills)(KernelTable&)> KernelTable buildTable(Isa isa) {
                level::fillAttentionKernels>(isa)
 
 struct Tables {
-    KernelTable byIsa[3] = {SINKSCOPE_LEVEL_TABLE(isa_portable, Isa::Portable),
+    KernelTable byIsa[4] = {SINKSCOPE_LEVEL_TABLE(isa_portable, Isa::Portable),
                             SINKSCOPE_LEVEL_TABLE(isa_avx2, Isa::Avx2),
-                            SINKSCOPE_LEVEL_TABLE(isa_avx512, Isa::Avx512)};
+                            SINKSCOPE_LEVEL_TABLE(isa_avx512, Isa::Avx512),
+                            SINKSCOPE_LEVEL_TABLE(isa_avx512vnni, Isa::Avx512Vnni)};
 };
 
 #undef SINKSCOPE_LEVEL_TABLE

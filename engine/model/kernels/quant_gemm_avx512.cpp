@@ -107,11 +107,10 @@ void storeFolded(const GemmArgs& g, int64_t r, const __m512 lanes[kGroups], cons
 // Rows r .. r + Rows - 1 of Q4_0 against one tile: for each row and token, as dotQ4_0 sums it,
 // fma(float(sum(q * y) - 8 sum(y)), d_w * d_a, sum) block after block. The nibbles of a block are
 // at most 15, so the eight groups' 16-bit pair sums add up without overflow (8 * 2 * 15 * 128 <
-// 32768) before one widening multiply-add.
+// 32768) before one widening multiply-add; with VNNI each group adds straight into 32 bits.
 template <int Rows>
 void q4_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, size_t tile, int count,
               int t0) {
-    const __m512i ones = _mm512_set1_epi16(1);
     __m512 sums[Rows];
     for (int k = 0; k < Rows; ++k)
         sums[k] = _mm512_setzero_ps();
@@ -131,14 +130,23 @@ void q4_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, siz
             for (int k = 0; k < Rows; ++k) {
                 int32_t four;
                 std::memcpy(&four, q[k] + 4 * group, sizeof four);
+#if SINKSCOPE_KERNEL_ISA >= 3
+                pairs[k] = _mm512_dpbusd_epi32(pairs[k], _mm512_set1_epi32(four), activations);
+#else
                 pairs[k] = _mm512_add_epi16(
                     pairs[k], _mm512_maddubs_epi16(_mm512_set1_epi32(four), activations));
+#endif
             }
         }
         const __m512i offsets = _mm512_loadu_si512(tokens.offsets.data() + cell * kLanes);
         const __m512 activationScales = _mm512_loadu_ps(tokens.scales.data() + cell * kLanes);
         for (int k = 0; k < Rows; ++k) {
-            const __m512i isums = _mm512_sub_epi32(_mm512_madd_epi16(pairs[k], ones), offsets);
+#if SINKSCOPE_KERNEL_ISA >= 3
+            const __m512i isums = _mm512_sub_epi32(pairs[k], offsets);
+#else
+            const __m512i isums =
+                _mm512_sub_epi32(_mm512_madd_epi16(pairs[k], _mm512_set1_epi16(1)), offsets);
+#endif
             const float weightScale = halfAt(g.row(r + k) + b * sizeof(BlockQ4_0));
             const __m512 scales = _mm512_mul_ps(_mm512_set1_ps(weightScale), activationScales);
             // (the all-lanes masked form: GCC 12 warns about the plain one's undefined source)
@@ -155,20 +163,53 @@ void q4_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, siz
 }
 
 // How Q8_0 and Q5_0 form a group's integer sum for sixteen tokens at once (the same integers as
-// the row kernels' lanes). Q8_0's quants are signed: |w| times y with w's sign moved onto y, as
-// signedLanes does (where w is 0, |w| makes the product 0 whatever y is given). Q5_0's are taken
-// unsigned: q + 16 in [0, 31] multiplies y directly, and 16 times the group's activation sum,
-// prepared once per tile, comes off.
+// the row kernels' lanes). Q5_0's quants are taken unsigned: q + 16 in [0, 31] multiplies y
+// directly, and 16 times the group's activation sum, prepared once per tile, comes off. Q8_0's are
+// signed: |w| times y with w's sign moved onto y, as signedLanes does (where w is 0, |w| makes the
+// product 0 whatever y is given). With VNNI one instruction sums the four unsigned-by-signed
+// products into 32 bits, without the 16-bit saturation in between, so Q8_0 is taken unsigned as
+// well: w + 128 (its sign bit flipped) times y, less 128 times the group's activation sum. Its
+// products are exact where the sign trick wraps: an activation of -128 (only a NaN quantizes to
+// it) against a negative weight, where the row kernel's sum differs as ggml's AVX2 one does
+// (model/kernels/quant_dot_avx2.cpp); logits from NaN activations mean nothing either way.
+__m512i groupOffsets(const InterleavedTokens& tokens, size_t cell, int group) {
+    return _mm512_loadu_si512(tokens.groupOffsets.data() + (cell * kGroups + group) * kLanes);
+}
+
+// Sum over each lane's four bytes of unsigned w times signed y, in 32 bits.
+__m512i unsignedBySigned(__m512i w, __m512i y) {
+#if SINKSCOPE_KERNEL_ISA >= 3
+    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, y);
+#else
+    return _mm512_madd_epi16(_mm512_maddubs_epi16(w, y), _mm512_set1_epi16(1));
+#endif
+}
+
 struct Q8_0Groups {
     static constexpr size_t kBlockBytes = sizeof(BlockQ8_0);
-    static __m256i quants(const uint8_t* x) { return q8_0Quants(x); }
+#if SINKSCOPE_KERNEL_ISA >= 3
+    static __m256i quants(const uint8_t* x) {
+        return _mm256_xor_si256(q8_0Quants(x), _mm256_set1_epi8(static_cast<char>(0x80)));
+    }
+    static __m512i sums(__m512i w, __m512i y, const InterleavedTokens& tokens, size_t cell,
+                        int group) {
+        // groupOffsets holds 16 times the activation sum (the all-lanes masked shift: GCC 12
+        // warns about the plain one's undefined source)
+        return _mm512_sub_epi32(
+            unsignedBySigned(w, y),
+            _mm512_maskz_slli_epi32(0xffff, groupOffsets(tokens, cell, group), 3));
+    }
+#else
+    static __m256i quants(const uint8_t* x) {
+        return q8_0Quants(x);
+    }
     static __m512i sums(__m512i w, __m512i y, const InterleavedTokens& tokens, size_t cell,
                         int group) {
         const uint8_t* negated = tokens.negated.data() + (cell * kGroups + group) * 64;
         const __m512i signedY = _mm512_mask_loadu_epi8(y, _mm512_movepi8_mask(w), negated);
-        return _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_abs_epi8(w), signedY),
-                                 _mm512_set1_epi16(1));
+        return unsignedBySigned(_mm512_abs_epi8(w), signedY);
     }
+#endif
 };
 
 struct Q5_0Groups {
@@ -179,10 +220,7 @@ struct Q5_0Groups {
     }
     static __m512i sums(__m512i w, __m512i y, const InterleavedTokens& tokens, size_t cell,
                         int group) {
-        const __m512i offset =
-            _mm512_loadu_si512(tokens.groupOffsets.data() + (cell * kGroups + group) * kLanes);
-        return _mm512_sub_epi32(_mm512_madd_epi16(_mm512_maddubs_epi16(w, y), _mm512_set1_epi16(1)),
-                                offset);
+        return _mm512_sub_epi32(unsignedBySigned(w, y), groupOffsets(tokens, cell, group));
     }
 };
 
