@@ -148,7 +148,7 @@ bool Session::prefillChunk(std::span<const int32_t> tokens, const StepCallback& 
 }
 
 std::span<const float> Session::prefill(std::span<const int32_t> tokens, const StepCallback& onStep,
-                                        bool pin) {
+                                        bool pin, const ChunkCallback& onChunk) {
     const auto chunkSize = static_cast<size_t>(m_options.prefillChunk);
     bool chunkLast = false; // the last token fed went through a chunk: its logits are owed
     for (size_t done = 0; done < tokens.size();) {
@@ -162,6 +162,7 @@ std::span<const float> Session::prefill(std::span<const int32_t> tokens, const S
         } else if (!prefillChunk(chunk, onStep, pin)) {
             break;
         }
+        if (onChunk && !onChunk(done)) break;
     }
     if (chunkLast) chunkLogits(m_model, m_state, m_chunk);
     return m_state.logits;

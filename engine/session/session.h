@@ -50,6 +50,9 @@ inline constexpr int kMaxPrefillChunk = 512;
 
 // Called after each token; return false to stop generating.
 using StepCallback = std::function<bool(const StepSnapshot&)>;
+// Called after each prefill chunk with the tokens of that prefill done so far; return false to
+// stop there (a build's progress and its Cancel: tool_chat.h BuildProgressCallback).
+using ChunkCallback = std::function<bool(size_t done)>;
 
 struct GenerationResult {
     std::vector<int32_t> tokens; // generated, in order
@@ -86,9 +89,10 @@ public:
     // token is pinned when `pin` (the tool block). The tokens run in chunks of
     // SessionOptions::prefillChunk (forwardChunk: the same logits as one by one); onStep sees
     // every token's snapshot, in order, once its chunk has run. When onStep returns false it is
-    // not called again and prefill stops at the end of that chunk. Returns the last token's logits.
+    // not called again and prefill stops at the end of that chunk; so does it when onChunk, called
+    // after each chunk's steps, returns false. Returns the last token's logits.
     std::span<const float> prefill(std::span<const int32_t> tokens, const StepCallback& onStep = {},
-                                   bool pin = false);
+                                   bool pin = false, const ChunkCallback& onChunk = {});
     // Prefills `prompt` then samples up to maxTokens, stopping at EOS unless ignoreEos.
     GenerationResult generate(std::span<const int32_t> prompt, int maxTokens, Sampler& sampler,
                               const StepCallback& onStep = {}, bool ignoreEos = false);

@@ -47,16 +47,31 @@ SinkBudget sinkBudget(const ModelConfig& config, const SessionOptions& options,
 }
 
 RebuiltSession rebuildSession(const Model& model, SessionOptions options, const ToolBlock& block,
-                              std::span<const int32_t> transcript, const StepCallback& onStep) {
+                              std::span<const int32_t> transcript, const StepCallback& onStep,
+                              const BuildProgressCallback& onProgress) {
     const auto start = Clock::now();
     if (pinsToolBlock(options)) options.sinkCapacity = block.sinkCapacity();
     RebuiltSession rebuilt;
     rebuilt.session = std::make_unique<Session>(model, options);
     Session& session = *rebuilt.session;
-    session.prefill(block.tokens, onStep, pinsToolBlock(options));
+    const auto prefillStage = [&](BuildStage stage, std::span<const int32_t> tokens, bool pin) {
+        const int total = static_cast<int>(tokens.size());
+        if (!onProgress || tokens.empty()) {
+            session.prefill(tokens, onStep, pin);
+            return;
+        }
+        if (!onProgress({stage, 0, total})) throw BuildCancelled();
+        bool cancelled = false;
+        session.prefill(tokens, onStep, pin, [&](size_t done) {
+            cancelled = !onProgress({stage, static_cast<int>(done), total});
+            return !cancelled;
+        });
+        if (cancelled) throw BuildCancelled();
+    };
+    prefillStage(BuildStage::Sinks, block.tokens, pinsToolBlock(options));
     const size_t window = static_cast<size_t>(session.effectiveWindow());
     const std::span<const int32_t> tail = transcript.last(std::min(window, transcript.size()));
-    session.prefill(tail, onStep);
+    prefillStage(BuildStage::Transcript, tail, false);
     rebuilt.report.seconds = secondsSince(start);
     rebuilt.report.sinkTokens = static_cast<int>(block.tokens.size());
     rebuilt.report.replayedTokens = static_cast<int>(tail.size());
@@ -72,17 +87,18 @@ ToolChat::ToolChat(const Model& model, const SessionOptions& options, ToolSet to
 
 ToolChat::ToolChat(const Model& model, const SessionOptions& options, ToolSet tools,
                    std::string facts, std::span<const Turn> earlier, const StepCallback& onStep,
-                   std::optional<ChatLayout> layout, const ModelTemplateOptions& templateOptions)
+                   std::optional<ChatLayout> layout, const ModelTemplateOptions& templateOptions,
+                   const BuildProgressCallback& onProgress)
     : m_model(model), m_options(options), m_template(layout && *layout != ChatLayout::ModelTemplate
                                                          ? ChatTemplate(model.tokenizer(), *layout)
                                                          : ChatTemplate(model, templateOptions)),
       m_trie(model.tokenizer()), m_conversation(m_template) {
     m_conversation.addRetokenized(earlier);
-    pin(options, std::move(tools), std::move(facts), onStep);
+    pin(options, std::move(tools), std::move(facts), onStep, onProgress);
 }
 
 void ToolChat::pin(const SessionOptions& options, ToolSet tools, std::string facts,
-                   const StepCallback& onStep) {
+                   const StepCallback& onStep, const BuildProgressCallback& onProgress) {
     ToolBlock block = m_template.toolBlock(tools, facts);
     auto grammar = std::make_unique<CallGrammar>(
         tools, callGrammarOptions(m_template, m_template.callFormat()));
@@ -91,8 +107,8 @@ void ToolChat::pin(const SessionOptions& options, ToolSet tools, std::string fac
         block = m_conversation.templateTranscript()->block();
     RebuiltSession rebuilt;
     try {
-        rebuilt =
-            rebuildSession(m_model, options, block, m_conversation.transcriptTokens(), onStep);
+        rebuilt = rebuildSession(m_model, options, block, m_conversation.transcriptTokens(), onStep,
+                                 onProgress);
     } catch (...) {
         m_conversation.setContext(m_tools, m_facts, m_block); // back to the chat as it was
         throw;
@@ -107,8 +123,9 @@ void ToolChat::pin(const SessionOptions& options, ToolSet tools, std::string fac
     m_lastRebuild = rebuilt.report;
 }
 
-RebuildReport ToolChat::replaceTools(ToolSet tools, std::string facts, const StepCallback& onStep) {
-    pin(m_options, std::move(tools), std::move(facts), onStep);
+RebuildReport ToolChat::replaceTools(ToolSet tools, std::string facts, const StepCallback& onStep,
+                                     const BuildProgressCallback& onProgress) {
+    pin(m_options, std::move(tools), std::move(facts), onStep, onProgress);
     return m_lastRebuild;
 }
 

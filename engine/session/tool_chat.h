@@ -24,9 +24,11 @@
 #include "tools/tool_calls.h"
 #include "tools/tool_schema.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -68,6 +70,24 @@ struct TurnTiming {
     int replayedTokens = 0;     // re-prefilled for it, before the prompt
 };
 
+// How far a session build has got: the tool block's tokens prefilled and pinned (Sinks), then
+// the transcript's tail re-prefilled (Transcript). Reported when a stage starts (done 0) and
+// after each of its prefill chunks; a stage without tokens (no transcript yet) is not reported.
+enum class BuildStage { Sinks, Transcript };
+struct BuildProgress {
+    BuildStage stage = BuildStage::Sinks;
+    int done = 0;  // tokens of this stage prefilled
+    int total = 0; // tokens of this stage
+};
+// Returns false to cancel the build: it then throws BuildCancelled, and whatever the build was to
+// replace (a chat's session and tools) stays as it was.
+using BuildProgressCallback = std::function<bool(const BuildProgress&)>;
+
+class BuildCancelled : public std::runtime_error {
+public:
+    BuildCancelled() : std::runtime_error("the session build was cancelled") {}
+};
+
 struct RebuiltSession {
     std::unique_ptr<Session> session;
     RebuildReport report;
@@ -76,8 +96,10 @@ struct RebuiltSession {
 // A new session for `block`: with ToolsAndBos sinks its sink capacity is the block's and the
 // block is pinned; then the last W tokens of `transcript` are prefilled after it. Throws
 // std::invalid_argument when the options do not fit the model.
+// `onProgress` sees the stages (BuildProgress) and may cancel between chunks.
 RebuiltSession rebuildSession(const Model& model, SessionOptions options, const ToolBlock& block,
-                              std::span<const int32_t> transcript, const StepCallback& onStep = {});
+                              std::span<const int32_t> transcript, const StepCallback& onStep = {},
+                              const BuildProgressCallback& onProgress = {});
 
 class ToolChat {
 public:
@@ -90,11 +112,13 @@ public:
              const ModelTemplateOptions& templateOptions = {});
     // Continues `earlier` (another chat's turns, perhaps on another model; none for a fresh
     // chat): its turns are rendered and tokenised anew with this model's template, and the session
-    // holds the block and their last W tokens. `onStep` sees every token fed while building.
+    // holds the block and their last W tokens. `onStep` sees every token fed while building,
+    // `onProgress` the build's stages (a cancel throws BuildCancelled).
     ToolChat(const Model& model, const SessionOptions& options, ToolSet tools, std::string facts,
              std::span<const Turn> earlier, const StepCallback& onStep,
              std::optional<ChatLayout> layout = {},
-             const ModelTemplateOptions& templateOptions = {});
+             const ModelTemplateOptions& templateOptions = {},
+             const BuildProgressCallback& onProgress = {});
     ToolChat(const ToolChat&) = delete;
     ToolChat& operator=(const ToolChat&) = delete;
 
@@ -105,8 +129,10 @@ public:
     ToolResponse sendToolResult(const nlohmann::ordered_json& result,
                                 const RespondOptions& options = {},
                                 const StepCallback& onStep = {});
-    // Pins new tools (and facts): rebuilds the session and replays the transcript's tail.
-    RebuildReport replaceTools(ToolSet tools, std::string facts, const StepCallback& onStep = {});
+    // Pins new tools (and facts): rebuilds the session and replays the transcript's tail. A
+    // cancel from `onProgress` throws BuildCancelled with the old tools and session in force.
+    RebuildReport replaceTools(ToolSet tools, std::string facts, const StepCallback& onStep = {},
+                               const BuildProgressCallback& onProgress = {});
     // New session options (window, KV bits, sinks, ...): the session is rebuilt for the same
     // tools and the transcript's tail replayed. Throws std::invalid_argument, the chat unchanged,
     // when the options do not fit the model.
@@ -141,7 +167,7 @@ private:
     void followRender(const StepCallback& onStep);
     // Builds the session for `tools` under `options`; the chat switches only once all is built.
     void pin(const SessionOptions& options, ToolSet tools, std::string facts,
-             const StepCallback& onStep);
+             const StepCallback& onStep, const BuildProgressCallback& onProgress = {});
 
     const Model& m_model;
     SessionOptions m_options;

@@ -215,6 +215,12 @@ bool ToolsEditor::apply() {
     return true;
 }
 
+void ToolsEditor::restoreApplied(const Applied& applied) {
+    m_appliedJson = applied.compactJson;
+    m_appliedResults = applied.results;
+    m_draftTimer->start();
+}
+
 bool ToolsEditor::loadFile(const QString& path) {
     const std::optional<QByteArray> bytes = readFile(path);
     if (!bytes) {

@@ -48,6 +48,15 @@ public:
     QString cannedResult(const QString& tool) const;
 
     bool apply(); // validates; emits toolsApplied and returns true when the text is valid
+    // What an apply took in: the tools and their preset's canned results. An apply the engine
+    // did not carry out (cancelled) is undone with restoreApplied(the earlier one): the text
+    // stays as edited and is previewed as a draft again.
+    struct Applied {
+        QString compactJson;
+        QMap<QString, QString> results;
+    };
+    Applied applied() const { return {m_appliedJson, m_appliedResults}; }
+    void restoreApplied(const Applied& applied);
     bool loadFile(const QString& path); // a tools array, or a preset file (takes its tools)
     bool saveFile(const QString& path) const;
 

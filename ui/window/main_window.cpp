@@ -29,7 +29,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenuBar>
-#include <QProgressBar>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
@@ -185,6 +184,7 @@ void MainWindow::connectEngine() {
     connect(engine, &EngineClient::generationFinished, this, &MainWindow::onGenerationFinished);
     connect(engine, &EngineClient::generatingChanged, this, &MainWindow::onGeneratingChanged);
     connect(engine, &EngineClient::errorOccurred, this, &MainWindow::onEngineError);
+    connect(engine, &EngineClient::loadProgress, this, &MainWindow::onLoadProgress);
     connect(engine, &EngineClient::modelHashed, this,
             [this](const QString& path, const QString& sha256) {
                 if (m_model && m_model->path == path) m_modelSha256 = sha256;
@@ -235,13 +235,8 @@ void MainWindow::openInitialModel(const QString& overridePath) {
 }
 
 void MainWindow::openModel(const QString& path, bool installDefault) {
-    setLoading(true);
-    statusBar()->showMessage(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+    statusBar()->clearMessage(); // the load's progress says what it does
     m_engine->openModel(path, installDefault);
-}
-
-void MainWindow::setLoading(bool loading) {
-    m_loadingBar->setVisible(loading);
 }
 
 void MainWindow::saveSettings() {
@@ -288,6 +283,7 @@ void MainWindow::adoptSession(const SessionFile& session) {
     }
     previewDraftTools(QString());
     m_settings.toolsText = m_toolsEditor->toolsText();
+    m_toolsInForce = ToolsState{m_toolsEditor->applied(), m_settings.toolsText};
     saveSettings();
 }
 
@@ -370,7 +366,6 @@ void MainWindow::refreshFade(const StepSnapshot& latest) {
 }
 
 void MainWindow::onModelLoaded(const ModelInfo& info) {
-    setLoading(false);
     m_model = info;
     m_modelSha256.clear(); // modelHashed follows
     const QString name = info.displayName();
@@ -391,7 +386,6 @@ void MainWindow::onModelLoaded(const ModelInfo& info) {
 }
 
 void MainWindow::onLoadFailed(const QString& message) {
-    setLoading(false);
     const QString kept = m_model ? tr(" Still using %1.").arg(m_model->displayName()) : QString();
     m_banner->showError(message + kept);
     statusBar()->showMessage(tr("Model not loaded"), kStatusMessageMs);
@@ -485,14 +479,6 @@ void MainWindow::onSettingsChanged(const EngineSettings& settings) {
 void MainWindow::onLimitsChanged(const GenerationLimits& limits) {
     m_settings.limits = limits;
     saveSettings();
-}
-
-void MainWindow::onToolsApplied(const QString& compactJson) {
-    m_settings.toolsText = m_toolsEditor->toolsText();
-    saveSettings();
-    m_engine->stop();
-    statusBar()->showMessage(tr("Pinning the tools as sinks…"));
-    m_engine->applyTools(compactJson);
 }
 
 void MainWindow::selectKeyPosition(qint64 position) {

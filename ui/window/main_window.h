@@ -3,17 +3,18 @@
 // panels; it never touches the model itself.
 #pragma once
 
+#include "views/tools_editor.h"
 #include "window/app_settings.h"
 #include "worker/engine_types.h"
 
 #include <QMainWindow>
+#include <QMap>
 
 #include <memory>
 #include <optional>
 
 class QAction;
 class QToolButton;
-class QProgressBar;
 class QTabWidget;
 
 namespace sinkscope::views {
@@ -27,6 +28,7 @@ namespace sinkscope::ui {
 
 class ChatPanel;
 class EngineClient;
+class LoadProgressWidget;
 class RecentModelsMenu;
 class SessionActions;
 struct SessionFile;
@@ -66,6 +68,7 @@ public:
     StatusBanner* banner() const { return m_banner; }
     QTabWidget* tabs() const { return m_tabs; }
     EngineClient* engine() const { return m_engine.get(); }
+    LoadProgressWidget* loadProgress() const { return m_loadProgress; }
 
     bool hasModel() const { return m_model.has_value(); }
     const ModelInfo* modelInfo() const { return m_model ? &*m_model : nullptr; }
@@ -105,7 +108,6 @@ private:
     void exportHeatmap();
     void chooseChatExport();
     void showModelInfo(); // nothing before a model has loaded
-    void setLoading(bool loading);
     void saveSettings();
     void setRecentModels(const QStringList& paths); // shown in File > Recent Models and saved
     GenerationLimits effectiveLimits() const;
@@ -127,6 +129,10 @@ private:
     void onSettingsChanged(const EngineSettings& settings);
     void onLimitsChanged(const GenerationLimits& limits);
     void onToolsApplied(const QString& compactJson);
+    // main_window_loads.cpp: the status bar's load progress, and what a cancelled load says and
+    // undoes.
+    void onLoadProgress(const LoadProgress& progress);
+    void followToolsApply(const LoadProgress& progress);
     void selectKeyPosition(qint64 position); // a KV slot, heatmap column or chat token was clicked
     void selectTranscriptToken(qint64 index);
     void refreshFade(const StepSnapshot& latest);
@@ -153,7 +159,15 @@ private:
     QString m_shownNotice;               // the template's notice last put in the banner
     QString m_draftTools;                // the edited tools being previewed (compact JSON), or ""
     QToolButton* m_modelLabel = nullptr; // flat; a click opens the model information
-    QProgressBar* m_loadingBar = nullptr;
+    LoadProgressWidget* m_loadProgress = nullptr;
+    // The tools the worker pins (the editor's applied state and the text kept in the settings),
+    // and those of applies sent but not yet carried out: a cancelled apply goes back to them.
+    struct ToolsState {
+        views::ToolsEditor::Applied applied;
+        QString text;
+    };
+    std::optional<ToolsState> m_toolsInForce;
+    QMap<quint64, ToolsState> m_toolsApplies;    // by load ticket
     views::MemoryGauge* m_memoryGauge = nullptr; // the KV memory, always in view
     bool m_stepSinceReset = false; // a snapshot of the current session reached the gauge
     QAction* m_stopAction = nullptr;

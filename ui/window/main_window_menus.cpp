@@ -7,6 +7,7 @@
 #include "views/mask_heatmap.h"
 #include "views/memory_gauge.h"
 #include "window/about_box.h"
+#include "window/load_progress.h"
 #include "window/model_info_dialog.h"
 #include "window/recent_models.h"
 #include "window/session_actions.h"
@@ -17,7 +18,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenuBar>
-#include <QProgressBar>
 #include <QSaveFile>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -82,17 +82,16 @@ void MainWindow::createMenus() {
 }
 
 void MainWindow::createStatusBar() {
-    m_loadingBar = new QProgressBar(this);
-    m_loadingBar->setRange(0, 0); // busy: loading has no measurable progress
-    m_loadingBar->setMaximumWidth(120);
-    m_loadingBar->hide();
+    m_loadProgress = new LoadProgressWidget(this);
+    connect(m_loadProgress, &LoadProgressWidget::cancelRequested, m_engine.get(),
+            &EngineClient::cancelLoads);
     m_modelLabel = new QToolButton(this);
     m_modelLabel->setText(tr("No model"));
     m_modelLabel->setObjectName(QStringLiteral("modelLabel"));
     m_modelLabel->setAutoRaise(true);
     connect(m_modelLabel, &QToolButton::clicked, this, &MainWindow::showModelInfo);
     m_memoryGauge = new views::MemoryGauge(this);
-    statusBar()->addPermanentWidget(m_loadingBar);
+    statusBar()->addPermanentWidget(m_loadProgress);
     statusBar()->addPermanentWidget(m_memoryGauge);
     statusBar()->addPermanentWidget(m_modelLabel);
 }

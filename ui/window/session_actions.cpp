@@ -142,6 +142,13 @@ void SessionActions::onSessionReady(const SessionInfo& info) {
 void SessionActions::onRestoreFailed(const RestoreFailure& failure) {
     if (!m_pending) return;
     const SessionFile session = *std::exchange(m_pending, std::nullopt);
+    if (failure.problem == RestoreFailure::Problem::Cancelled) {
+        m_window.statusBar()->showMessage(
+            tr("Restoring the session from %1 was cancelled; nothing was changed.")
+                .arg(shown(m_pendingSource)),
+            kStatusMessageMs);
+        return;
+    }
     if (failure.problem == RestoreFailure::Problem::Failed) {
         showError(tr("The session %1 was not restored. %2 Nothing was changed.")
                       .arg(shown(m_pendingSource), failure.message));

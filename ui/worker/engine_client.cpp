@@ -39,6 +39,7 @@ EngineClient::EngineClient(QObject* parent)
         emit errorOccurred(message);
     });
     connect(worker, &EngineWorker::modelHashed, this, &EngineClient::modelHashed);
+    connect(worker, &EngineWorker::loadProgress, this, &EngineClient::loadProgress);
     connect(worker, &EngineWorker::sessionRestoreFailed, this,
             [this](const RestoreFailure& failure) {
                 takeMailbox();
@@ -63,10 +64,12 @@ template <typename Request> void EngineClient::post(Request request) {
     QMetaObject::invokeMethod(m_worker.get(), std::move(request), Qt::QueuedConnection);
 }
 
-void EngineClient::openModel(const QString& path, bool installDefault) {
+quint64 EngineClient::openModel(const QString& path, bool installDefault) {
     stop();
+    const quint64 load = ++m_lastLoad;
     EngineWorker* worker = m_worker.get();
-    post([worker, path, installDefault] { worker->openModel(path, installDefault); });
+    post([worker, load, path, installDefault] { worker->openModel(load, path, installDefault); });
+    return load;
 }
 
 void EngineClient::applySettings(const EngineSettings& settings) {
@@ -80,9 +83,11 @@ void EngineClient::previewTools(const QString& compactJson) {
     post([worker, ticket, compactJson] { worker->previewTools(ticket, compactJson); });
 }
 
-void EngineClient::applyTools(const QString& compactJson) {
+quint64 EngineClient::applyTools(const QString& compactJson) {
+    const quint64 load = ++m_lastLoad;
     EngineWorker* worker = m_worker.get();
-    post([worker, compactJson] { worker->applyTools(compactJson); });
+    post([worker, load, compactJson] { worker->applyTools(load, compactJson); });
+    return load;
 }
 
 void EngineClient::setToolsInSystemTurn(bool enabled) {
@@ -136,10 +141,24 @@ void EngineClient::newChat() {
     post([worker, epoch] { worker->startNewChat(epoch); });
 }
 
-void EngineClient::restoreSession(const SessionRestore& restore) {
+quint64 EngineClient::restoreSession(const SessionRestore& restore) {
     stop(); // the session is built anew: it must not wait for a long reply
+    const quint64 load = ++m_lastLoad;
     EngineWorker* worker = m_worker.get();
-    post([worker, restore] { worker->restoreSession(restore); });
+    post([worker, load, restore] { worker->restoreSession(load, restore); });
+    return load;
+}
+
+void EngineClient::cancelLoads() {
+    m_worker->cancelLoadsUpTo(m_lastLoad);
+}
+
+void EngineClient::setLoadHook(std::function<void(const LoadProgress&)> hook) {
+    // Queued like a request, so that the engine thread never reads the hook while it changes.
+    EngineWorker* worker = m_worker.get();
+    QMetaObject::invokeMethod(
+        worker, [worker, hook = std::move(hook)] { worker->setLoadHook(hook); },
+        Qt::QueuedConnection);
 }
 
 qint64 EngineClient::generatedTokenCount() const {

@@ -12,6 +12,7 @@
 #include <QThread>
 #include <QTimer>
 
+#include <functional>
 #include <memory>
 
 namespace sinkscope::ui {
@@ -26,10 +27,12 @@ public:
     explicit EngineClient(QObject* parent = nullptr);
     ~EngineClient() override;
 
+    // Loads (a model, a saved session, edited tools) return their ticket; they report their
+    // stages with loadProgress and stop at cancelLoads(), changing nothing.
     // Loading stops a running generation first; the previous model stays on failure.
-    void openModel(const QString& path, bool installDefault = false);
+    quint64 openModel(const QString& path, bool installDefault = false);
     void applySettings(const EngineSettings& settings);
-    void applyTools(const QString& compactJson);
+    quint64 applyTools(const QString& compactJson);
     // The template's switch for the tools in the system turn (EngineWorker::setToolsInSystemTurn).
     void setToolsInSystemTurn(bool enabled);
     // Queues a measurement of edited tools; only the latest request's answer is reported
@@ -49,7 +52,11 @@ public:
     void newChat();
     // Stops, then replaces the model (when it is another file), settings, tools and conversation
     // with a saved session's: sessionReady (restored) or sessionRestoreFailed, nothing changed.
-    void restoreSession(const SessionRestore& restore);
+    quint64 restoreSession(const SessionRestore& restore);
+    // Stops the running load at its next stage or prefill chunk, and every load still queued.
+    void cancelLoads();
+    // For tests: EngineWorker::setLoadHook, from the next request on.
+    void setLoadHook(std::function<void(const LoadProgress&)> hook);
 
     bool isGenerating() const { return m_generationsInFlight > 0; }
     bool isBusy() const { return m_requestsInFlight > 0; }
@@ -67,6 +74,7 @@ signals:
     // The SHA-256 of the model file last loaded, read after its session was reported.
     void modelHashed(const QString& path, const QString& sha256);
     void sessionRestoreFailed(const sinkscope::ui::RestoreFailure& failure);
+    void loadProgress(const sinkscope::ui::LoadProgress& progress);
     void generatingChanged(bool generating);
     void policyBatchReady(const sinkscope::ui::PolicyRunBatch& batch);
     void policyRunFinished(const sinkscope::ui::PolicyRunReport& report);
@@ -89,6 +97,7 @@ private:
     int m_chatEpoch = 0;
     quint64 m_lastPolicyRun = 0;
     quint64 m_lastPreview = 0; // the newest previewTools request
+    quint64 m_lastLoad = 0;
 };
 
 } // namespace sinkscope::ui

@@ -79,6 +79,28 @@ bool EngineBatch::isEmpty() const {
            !hasProgress;
 }
 
+QString loadStageText(LoadStage stage) {
+    switch (stage) {
+    case LoadStage::Installing:
+        return QStringLiteral("Installing the built-in model");
+    case LoadStage::Mapping:
+        return QStringLiteral("Mapping the file");
+    case LoadStage::Checking:
+        return QStringLiteral("Checking tensors and metadata");
+    case LoadStage::Building:
+        return QStringLiteral("Building the session");
+    case LoadStage::PrefillingSinks:
+        return QStringLiteral("Prefilling the sinks");
+    case LoadStage::Replaying:
+        return QStringLiteral("Re-prefilling the chat");
+    case LoadStage::Finished:
+        return QStringLiteral("Loaded");
+    case LoadStage::Cancelled:
+        break;
+    }
+    return QStringLiteral("Cancelled");
+}
+
 void registerEngineMetaTypes() {
     qRegisterMetaType<StepSnapshot>();
     qRegisterMetaType<EngineSettings>();
@@ -90,6 +112,7 @@ void registerEngineMetaTypes() {
     qRegisterMetaType<EngineBatch>();
     qRegisterMetaType<SessionRestore>();
     qRegisterMetaType<RestoreFailure>();
+    qRegisterMetaType<LoadProgress>();
 }
 
 } // namespace sinkscope::ui

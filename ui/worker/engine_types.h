@@ -172,7 +172,8 @@ struct SessionInfo {
     bool retokenized = false;     // another model: the transcript's tokens were made anew
     QList<TurnView> conversation; // every turn, in order
     // A saved session restored (SessionRestore): the transcript's pieces, token by token, to be
-    // shown in place of the chat; each turn's tokenCount of them in turn order.
+    // shown in place of the chat; each turn's tokenCount of them in turn order. Also listed
+    // after a retokenisation, for the readable chat to place the turns' text on the new tokens.
     bool restored = false;
     QStringList transcriptPieces;
     QList<qint32> transcriptIds; // [transcriptPieces] their token ids
@@ -252,11 +253,41 @@ struct SessionRestore {
 
 // Why a SessionRestore changed nothing.
 struct RestoreFailure {
-    enum class Problem { ModelMissing, ModelChanged, Failed };
+    enum class Problem { ModelMissing, ModelChanged, Failed, Cancelled };
     Problem problem = Problem::Failed;
     QString modelPath; // the model the session names
     QString message;   // one or two sentences for the user
 };
+
+// A load's stages in order; a load skips those it does not need (only the built-in model is
+// installed, a tools change maps no file). Each load ends with Finished or Cancelled.
+enum class LoadStage {
+    Installing,      // writing the built-in model to its data folder
+    Mapping,         // mapping the model file and reading its header
+    Checking,        // its metadata, tokenizer and tensors
+    Building,        // the chat: the template, the tool block, the cache
+    PrefillingSinks, // the tool block prefilled and pinned (done / total tokens)
+    Replaying,       // the conversation's last W tokens re-prefilled (done / total tokens)
+    Finished,        // loaded, or failed (reported on its own)
+    Cancelled,       // stopped by Cancel (or by the window closing): nothing was changed
+};
+
+// What a load does: open a model, restore a saved session, or pin edited tools.
+enum class LoadKind { Model, Session, Tools };
+
+struct LoadProgress {
+    quint64 ticket = 0; // EngineClient's load ticket
+    LoadKind kind = LoadKind::Model;
+    QString name; // the model's or the session's file name; "" for tools
+    LoadStage stage = LoadStage::Mapping;
+    int done = 0;  // tokens, for PrefillingSinks and Replaying
+    int total = 0; // 0: the stage has no measure
+
+    bool ended() const { return stage == LoadStage::Finished || stage == LoadStage::Cancelled; }
+};
+
+// "Prefilling the sinks", "Mapping the file", …
+QString loadStageText(LoadStage stage);
 
 void registerEngineMetaTypes();
 
@@ -272,3 +303,4 @@ Q_DECLARE_METATYPE(sinkscope::ui::GenerationReport)
 Q_DECLARE_METATYPE(sinkscope::ui::EngineBatch)
 Q_DECLARE_METATYPE(sinkscope::ui::SessionRestore)
 Q_DECLARE_METATYPE(sinkscope::ui::RestoreFailure)
+Q_DECLARE_METATYPE(sinkscope::ui::LoadProgress)

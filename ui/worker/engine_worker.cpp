@@ -7,6 +7,7 @@
 #include "worker/engine_values.h"
 #include "worker/file_hash.h"
 #include "worker/snapshot_mailbox.h"
+#include "worker/worker_scope.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -24,22 +25,12 @@ namespace sinkscope::ui {
 
 namespace {
 
-// The model code runs on the engine thread only; the GUI thread must never wait on it.
-void assertEngineThread() {
-    Q_ASSERT(QThread::currentThread() != QCoreApplication::instance()->thread());
+// A cancel "up to" a ticket: the mark only ever rises, whichever thread sets it.
+void raiseTo(std::atomic<quint64>& mark, quint64 ticket) {
+    quint64 current = mark.load();
+    while (current < ticket && !mark.compare_exchange_weak(current, ticket)) {
+    }
 }
-
-// Emits requestDone() however the request ends.
-class RequestScope {
-public:
-    explicit RequestScope(EngineWorker& worker) : m_worker(worker) {}
-    ~RequestScope() { emit m_worker.requestDone(); }
-    RequestScope(const RequestScope&) = delete;
-    RequestScope& operator=(const RequestScope&) = delete;
-
-private:
-    EngineWorker& m_worker;
-};
 
 SessionOptions sessionOptionsFor(const ModelConfig& config, const EngineSettings& settings) {
     SessionOptions options = defaultSessionOptions(config);
@@ -94,9 +85,7 @@ EngineWorker::~EngineWorker() {
 }
 
 void EngineWorker::cancelGenerationsUpTo(quint64 ticket) {
-    quint64 current = m_cancelledTicket.load();
-    while (current < ticket && !m_cancelledTicket.compare_exchange_weak(current, ticket)) {
-    }
+    raiseTo(m_cancelledTicket, ticket);
 }
 
 void EngineWorker::shutDown() {
@@ -104,9 +93,11 @@ void EngineWorker::shutDown() {
 }
 
 void EngineWorker::cancelPolicyRunsUpTo(quint64 run) {
-    quint64 current = m_cancelledPolicyRun.load();
-    while (current < run && !m_cancelledPolicyRun.compare_exchange_weak(current, run)) {
-    }
+    raiseTo(m_cancelledPolicyRun, run);
+}
+
+void EngineWorker::cancelLoadsUpTo(quint64 ticket) {
+    raiseTo(m_cancelledLoad, ticket);
 }
 
 void EngineWorker::runPolicies(quint64 run, const PolicyRunRequest& request,
@@ -131,49 +122,8 @@ bool EngineWorker::isCancelled(quint64 ticket) const {
     return m_shutDown.load() || ticket <= m_cancelledTicket.load();
 }
 
-void EngineWorker::openModel(const QString& path, bool installDefault) {
-    const RequestScope scope(*this);
-    if (m_shutDown.load()) return;
-    assertEngineThread();
-    try {
-        QString error;
-        std::unique_ptr<Model> model = loadModelFile(path, installDefault, error);
-        if (!model) {
-            emit loadFailed(error);
-            return;
-        }
-        // Another vocabulary: the conversation's turns are rendered and tokenised anew.
-        std::span<const Turn> earlier;
-        if (m_chat) earlier = m_chat->conversation().turns();
-        QList<StepSnapshot> snapshots;
-        std::unique_ptr<ToolChat> chat = buildChat(*model, m_settings, earlier, snapshots);
-        if (m_shutDown.load()) return;
-        m_streamDecoder.resetState();
-        m_chat = std::move(chat); // the old chat goes before the old model it refers to
-        m_model = std::move(model);
-        m_modelPath = path;
-        emit modelLoaded(modelInfoFor(*m_model, *m_chat, path));
-        commitSession(std::move(snapshots), QStringLiteral("Model loaded"), !earlier.empty());
-        hashModel();
-    } catch (...) {
-        emit loadFailed(
-            QStringLiteral("Could not open %1: %2")
-                .arg(QFileInfo(path).fileName(), exceptionText(std::current_exception())));
-    }
-}
-
-std::unique_ptr<Model> EngineWorker::loadModelFile(const QString& path, bool installDefault,
-                                                   QString& error) const {
-    if (QString installError; installDefault && !installDefaultModel(path, installError)) {
-        error = QStringLiteral("Could not install the built-in model: %1").arg(installError);
-        return nullptr;
-    }
-    std::string loadError;
-    std::unique_ptr<Model> model = Model::load(QFile::encodeName(path).toStdString(), loadError);
-    if (!model)
-        error = QStringLiteral("Could not open %1: %2")
-                    .arg(QFileInfo(path).fileName(), QString::fromStdString(loadError));
-    return model;
+bool EngineWorker::isLoadCancelled(quint64 load) const {
+    return m_shutDown.load() || load <= m_cancelledLoad.load();
 }
 
 // After the session is reported: the chat is usable while the file is read. A stop leaves the
@@ -201,18 +151,20 @@ StepCallback EngineWorker::snapshotCollector(QList<StepSnapshot>& snapshots) con
 std::unique_ptr<ToolChat> EngineWorker::buildChat(const Model& model,
                                                   const EngineSettings& settings,
                                                   std::span<const Turn> earlier,
-                                                  QList<StepSnapshot>& rebuild) const {
-    return buildChat(model, settings, m_tools, m_templateOptions, earlier, rebuild);
+                                                  QList<StepSnapshot>& rebuild,
+                                                  const BuildProgressCallback& onProgress) const {
+    return buildChat(model, settings, m_tools, m_templateOptions, earlier, rebuild, onProgress);
 }
 
 std::unique_ptr<ToolChat>
 EngineWorker::buildChat(const Model& model, const EngineSettings& settings, const ToolSet& tools,
                         const ModelTemplateOptions& templateOptions, std::span<const Turn> earlier,
-                        QList<StepSnapshot>& rebuild) const {
+                        QList<StepSnapshot>& rebuild,
+                        const BuildProgressCallback& onProgress) const {
     assertEngineThread();
     return std::make_unique<ToolChat>(model, sessionOptions(model, settings), tools, std::string(),
                                       earlier, snapshotCollector(rebuild), std::nullopt,
-                                      templateOptions);
+                                      templateOptions, onProgress);
 }
 
 void EngineWorker::commitSession(QList<StepSnapshot> snapshots, const QString& reason,
@@ -245,7 +197,7 @@ void EngineWorker::commitSession(QList<StepSnapshot> snapshots, const QString& r
     info.retokenized = retokenized;
     info.conversation = turnViewsOf(m_chat->conversation());
     info.restored = restored;
-    if (restored) {
+    if (restored || retokenized) {
         const std::vector<int32_t> transcript = m_chat->conversation().transcriptTokens();
         info.transcriptPieces = piecesOf(m_model->tokenizer(), transcript);
         info.transcriptIds = idsOf(transcript);
@@ -280,31 +232,6 @@ void EngineWorker::applySettings(const EngineSettings& settings) {
     } catch (...) {
         emit errorOccurred(QStringLiteral("Settings not applied: %1")
                                .arg(exceptionText(std::current_exception())));
-    }
-}
-
-void EngineWorker::applyTools(const QString& compactJson) {
-    const RequestScope scope(*this);
-    if (m_shutDown.load()) return;
-    ToolsParseResult parsed = parseToolsText(compactJson);
-    if (!parsed.ok()) {
-        emit errorOccurred(QStringLiteral("Tools not applied: %1")
-                               .arg(QString::fromStdString(parsed.errorSummary())));
-        return;
-    }
-    if (!m_chat) {
-        m_tools = std::move(*parsed.tools);
-        return;
-    }
-    try {
-        QList<StepSnapshot> snapshots;
-        m_chat->replaceTools(*parsed.tools, std::string(), snapshotCollector(snapshots));
-        if (m_shutDown.load()) return;
-        m_tools = std::move(*parsed.tools);
-        commitSession(std::move(snapshots), QStringLiteral("Tools applied"));
-    } catch (...) {
-        emit errorOccurred(
-            QStringLiteral("Tools not applied: %1").arg(exceptionText(std::current_exception())));
     }
 }
 
@@ -366,81 +293,6 @@ void EngineWorker::startNewChat(int chatEpoch) {
     } catch (...) {
         emit errorOccurred(
             QStringLiteral("New chat failed: %1").arg(exceptionText(std::current_exception())));
-    }
-}
-
-const Model* EngineWorker::restoreModel(const SessionRestore& restore,
-                                        std::unique_ptr<Model>& loaded, QString& sha256) {
-    const QString shown = QDir::toNativeSeparators(restore.modelPath);
-    const auto fail = [&](RestoreFailure::Problem problem, const QString& message) {
-        emit sessionRestoreFailed({problem, restore.modelPath, message});
-        return nullptr;
-    };
-    const QFileInfo file(restore.modelPath);
-    if (!file.isFile())
-        return fail(RestoreFailure::Problem::ModelMissing,
-                    QStringLiteral("The session's model %1 is missing.").arg(shown));
-    const bool isOpen =
-        m_model && file.canonicalFilePath() == QFileInfo(m_modelPath).canonicalFilePath();
-    sha256 = isOpen ? m_modelSha256 : QString();
-    if (!restore.modelSha256.isEmpty()) {
-        QString error;
-        if (sha256.isEmpty())
-            sha256 = sha256OfFile(restore.modelPath, error, [this] { return m_shutDown.load(); });
-        if (sha256.isEmpty())
-            return fail(RestoreFailure::Problem::Failed,
-                        QStringLiteral("Could not check the session's model: %1.").arg(error));
-        if (sha256 != restore.modelSha256)
-            return fail(RestoreFailure::Problem::ModelChanged,
-                        QStringLiteral("The session's model %1 is not the file the session was "
-                                       "saved with: its SHA-256 is %2…, the session's %3….")
-                            .arg(shown, sha256.left(12), restore.modelSha256.left(12)));
-    }
-    if (isOpen) return m_model.get();
-    QString error;
-    loaded = loadModelFile(restore.modelPath, false, error);
-    if (!loaded) return fail(RestoreFailure::Problem::Failed, error);
-    return loaded.get();
-}
-
-void EngineWorker::restoreSession(const SessionRestore& restore) {
-    const RequestScope scope(*this);
-    if (m_shutDown.load()) return;
-    try {
-        std::unique_ptr<Model> loaded;
-        QString sha256;
-        const Model* model = restoreModel(restore, loaded, sha256);
-        if (!model) return;
-        ToolsParseResult parsed = parseToolsText(restore.toolsJson);
-        if (!parsed.ok()) throw std::invalid_argument("its tools: " + parsed.errorSummary());
-        ModelTemplateOptions templateOptions = m_templateOptions;
-        templateOptions.toolsInSystemTurn = restore.toolsInSystemTurn;
-        const std::vector<Turn> turns = turnsOf(restore.turns);
-        QList<StepSnapshot> snapshots;
-        std::unique_ptr<ToolChat> chat =
-            buildChat(*model, restore.settings, *parsed.tools, templateOptions, turns, snapshots);
-        if (m_shutDown.load()) return;
-        // Everything is built: the window's state changes only from here.
-        m_streamDecoder.resetState();
-        m_chat = std::move(chat);
-        m_settings = restore.settings;
-        m_tools = std::move(*parsed.tools);
-        m_templateOptions = templateOptions;
-        if (loaded) {
-            m_model = std::move(loaded);
-            m_modelPath = restore.modelPath;
-            emit modelLoaded(modelInfoFor(*m_model, *m_chat, m_modelPath));
-        }
-        m_modelSha256 = sha256;
-        commitSession(std::move(snapshots), QStringLiteral("Session restored"), false, true);
-        if (m_modelSha256.isEmpty())
-            hashModel();
-        else
-            emit modelHashed(m_modelPath, m_modelSha256);
-    } catch (...) {
-        emit sessionRestoreFailed({RestoreFailure::Problem::Failed, restore.modelPath,
-                                   QStringLiteral("The session could not be restored: %1")
-                                       .arg(exceptionText(std::current_exception()))});
     }
 }
 

@@ -34,13 +34,21 @@ public:
     void cancelGenerationsUpTo(quint64 ticket); // generations with ticket <= this stop at once
     void shutDown();                            // every running and queued request ends early
     void cancelPolicyRunsUpTo(quint64 run);     // policy runs with run <= this stop at once
+    // Loads with ticket <= this stop at their next stage or prefill chunk, changing nothing.
+    void cancelLoadsUpTo(quint64 ticket);
     qint64 generatedTokenCount() const { return m_generatedTokens.load(); }
 
+    // For tests: called on the engine thread after each loadProgress report, before the load
+    // looks at its cancel flag, so that a test can hold a load at a chosen stage.
+    using LoadHook = std::function<void(const LoadProgress&)>;
+    void setLoadHook(LoadHook hook) { m_loadHook = std::move(hook); } // engine thread only
+
     // Requests: run on the engine thread, in the order they were queued. Each ends with
-    // requestDone().
-    void openModel(const QString& path, bool installDefault);
+    // requestDone(). The loads (openModel, applyTools, restoreSession: worker_loads.cpp) report
+    // their stages with loadProgress, ending with Finished or Cancelled, and can be cancelled.
+    void openModel(quint64 load, const QString& path, bool installDefault);
     void applySettings(const sinkscope::ui::EngineSettings& settings);
-    void applyTools(const QString& compactJson);
+    void applyTools(quint64 load, const QString& compactJson);
     // Where the model's template has the switch (TemplateInfo::hasSystemTurnOption), writes the
     // tools in the system turn, pinned, instead of the user turn: the chat is built anew with its
     // turns. Kept for later models.
@@ -53,10 +61,10 @@ public:
     void sendToolResult(quint64 ticket, const QString& resultJson,
                         const sinkscope::ui::GenerationLimits& limits);
     void startNewChat(int chatEpoch);
-    // Builds the saved session whole (session_restore.cpp): its model (checked against its hash,
-    // loaded when it is not the one open), settings, tools and turns, rendered and tokenised
-    // anew; or changes nothing and reports why (sessionRestoreFailed).
-    void restoreSession(const sinkscope::ui::SessionRestore& restore);
+    // Builds the saved session whole: its model (checked against its hash, loaded when it is not
+    // the one open), settings, tools and turns, rendered and tokenised anew; or changes nothing
+    // and reports why (sessionRestoreFailed, Cancelled when cancelled).
+    void restoreSession(quint64 load, const sinkscope::ui::SessionRestore& restore);
     // The Policies tab's experiment on the current model; ends with policyRunFinished().
     void runPolicies(quint64 run, const sinkscope::ui::PolicyRunRequest& request,
                      sinkscope::ui::PolicyRunMailbox& mailbox);
@@ -71,33 +79,39 @@ signals:
     void policyRunFinished(const sinkscope::ui::PolicyRunReport& report);
     void modelHashed(const QString& path, const QString& sha256);
     void sessionRestoreFailed(const sinkscope::ui::RestoreFailure& failure);
+    void loadProgress(const sinkscope::ui::LoadProgress& progress);
     void requestDone();
 
 private:
+    class LoadScope; // one load's progress reports and cancel checks (worker_loads.cpp)
+
     // A turn of the chat; `watch` sees each step. Returns why it ended when no step stopped it.
     using TurnRunner =
         std::function<StopReason(const StepCallback& watch, GenerationReport& report)>;
 
     bool isCancelled(quint64 ticket) const;
-    // nullptr with `error` set when the file cannot be installed or loaded.
+    bool isLoadCancelled(quint64 load) const;
+    // nullptr with `error` set when the file cannot be installed or loaded; nullptr with
+    // `loading` cancelled when it was cancelled.
     std::unique_ptr<Model> loadModelFile(const QString& path, bool installDefault,
-                                         QString& error) const;
+                                         LoadScope& loading, QString& error) const;
     void hashModel(); // m_modelSha256 of m_modelPath, reported by modelHashed
     // The restore's model: the one open when it is the same file, else the file loaded into
     // `loaded`; nullptr after reporting why not.
     const Model* restoreModel(const SessionRestore& restore, std::unique_ptr<Model>& loaded,
-                              QString& sha256);
+                              QString& sha256, LoadScope& loading);
     SessionOptions sessionOptions(const Model& model, const EngineSettings& settings) const;
-    // A chat on `model` continuing `earlier`'s turns; `rebuild` collects its snapshots.
+    // A chat on `model` continuing `earlier`'s turns; `rebuild` collects its snapshots and
+    // `onProgress` sees its stages (a cancel throws BuildCancelled).
     std::unique_ptr<ToolChat> buildChat(const Model& model, const EngineSettings& settings,
-                                        std::span<const Turn> earlier,
-                                        QList<StepSnapshot>& rebuild) const;
+                                        std::span<const Turn> earlier, QList<StepSnapshot>& rebuild,
+                                        const BuildProgressCallback& onProgress = {}) const;
     // The same with these tools and template options instead of those in force.
     std::unique_ptr<ToolChat> buildChat(const Model& model, const EngineSettings& settings,
                                         const ToolSet& tools,
                                         const ModelTemplateOptions& templateOptions,
-                                        std::span<const Turn> earlier,
-                                        QList<StepSnapshot>& rebuild) const;
+                                        std::span<const Turn> earlier, QList<StepSnapshot>& rebuild,
+                                        const BuildProgressCallback& onProgress = {}) const;
     StepCallback snapshotCollector(QList<StepSnapshot>& snapshots) const;
     // Reports the session m_chat now holds; `snapshots` are its rebuild's newest steps.
     void commitSession(QList<StepSnapshot> snapshots, const QString& reason,
@@ -134,6 +148,8 @@ private:
     std::atomic<quint64> m_cancelledTicket{0};
     std::atomic<bool> m_shutDown{false};
     std::atomic<quint64> m_cancelledPolicyRun{0};
+    std::atomic<quint64> m_cancelledLoad{0};
+    LoadHook m_loadHook;
     std::atomic<qint64> m_generatedTokens{0}; // over the worker's life
 };
 
