@@ -5,6 +5,8 @@
 // e-th dot, so the multiply-adds and the folds work on sixteen dots per instruction.
 #include "model/kernels/kernel_table.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -52,11 +54,49 @@ struct DotLanes {
     }
 };
 
+#if SINKSCOPE_KERNEL_ISA >= 2
+// With 32 vector registers the sixteen lanes of sixteen dots stay in registers, where DotLanes
+// keeps them in memory (a load and a store around every multiply-add): lane j is acc[j], dot e its
+// element e. The same multiply-adds in the same order, then DotLanes::fold's adds: the same bits.
+// Dots e in [0, 16) of a[0..n) with rows[j * stride + e], folded, times scale, into out[16].
+void sixteenDotsInRegisters(const float* a, const float* rows, size_t stride, size_t n, float scale,
+                            float* out) {
+    __m512 acc[kLanes];
+    for (int l = 0; l < kLanes; ++l)
+        acc[l] = _mm512_setzero_ps();
+    size_t j = 0;
+    for (; j + kLanes <= n; j += kLanes)
+#pragma GCC unroll 16
+        for (int l = 0; l < kLanes; ++l)
+            acc[l] = _mm512_fmadd_ps(_mm512_set1_ps(a[j + l]),
+                                     _mm512_loadu_ps(rows + (j + l) * stride), acc[l]);
+#pragma GCC unroll 16
+    for (int l = 0; l < kLanes; ++l) // constant indices keep acc in registers
+        if (j + l < n)
+            acc[l] = _mm512_fmadd_ps(_mm512_set1_ps(a[j + l]),
+                                     _mm512_loadu_ps(rows + (j + l) * stride), acc[l]);
+    for (int i = 0; i < 8; ++i)
+        acc[i] = _mm512_add_ps(acc[i + 8], acc[i]);
+    for (int i = 0; i < 4; ++i)
+        acc[i] = _mm512_add_ps(acc[i + 4], acc[i]);
+    const __m512 folded =
+        _mm512_add_ps(_mm512_add_ps(acc[0], acc[2]), _mm512_add_ps(acc[1], acc[3]));
+    _mm512_storeu_ps(out, _mm512_mul_ps(folded, _mm512_set1_ps(scale)));
+}
+#endif
+
 // One head's scores for kept slots [first, first + width): the query's value j against row j of
 // the head's key columns, `stride` slots apart (Width as in DotLanes::add).
 template <int Width>
 void scoreSlots(const float* query, const float* keyColumns, size_t stride, int headDim,
                 size_t first, float scale, float* scores, int width) {
+#if SINKSCOPE_KERNEL_ISA >= 2
+    if constexpr (Width == kLanes) {
+        sixteenDotsInRegisters(query, keyColumns + first, stride, static_cast<size_t>(headDim),
+                               scale, scores + first);
+        return;
+    }
+#endif
     DotLanes dots;
     for (int j = 0; j < headDim; ++j)
         dots.add<Width>(j, query[j], keyColumns + static_cast<size_t>(j) * stride + first, width);
@@ -87,6 +127,12 @@ void attentionScores(const AttentionShape& shape, const float* queries, const fl
 template <int Width>
 void weighValues(const float* weights, const float* valueRows, size_t kept, size_t rowStride,
                  float* out, int width) {
+#if SINKSCOPE_KERNEL_ISA >= 2
+    if constexpr (Width == kLanes) {
+        sixteenDotsInRegisters(weights, valueRows, rowStride, kept, 1.0f, out);
+        return;
+    }
+#endif
     DotLanes dots;
     for (size_t i = 0; i < kept; ++i)
         dots.add<Width>(static_cast<int>(i % kLanes), weights[i], valueRows + i * rowStride, width);
