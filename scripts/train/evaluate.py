@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 
+import blas_setup  # noqa: F401  (before torch: OpenBLAS picks its kernels as it loads)
 import torch
 
 import needle_format

@@ -18,6 +18,7 @@ import os
 import struct
 
 import numpy as np
+import blas_setup  # noqa: F401  (before torch: OpenBLAS picks its kernels as it loads)
 import torch
 
 from spm_tokenizer import BOS, UNK, Tokenizer

@@ -10,6 +10,7 @@ gap), as in a rendered conversation. Also checks that sinks=False is the plain s
 
 import math
 
+import blas_setup  # noqa: F401  (before torch: OpenBLAS picks its kernels as it loads)
 import torch
 
 from model import Config, NeedleNano, SessionLayout, apply_rope, rope_angles

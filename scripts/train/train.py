@@ -22,6 +22,7 @@ import csv
 import os
 import time
 
+import blas_setup  # noqa: F401  (before torch: OpenBLAS picks its kernels as it loads)
 import torch
 import torch.nn.functional as F
 

@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 
 import numpy as np
+import blas_setup  # noqa: F401  (before torch: OpenBLAS picks its kernels as it loads)
 import torch
 
 import needle_data
