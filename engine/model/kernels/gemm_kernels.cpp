@@ -15,6 +15,7 @@
 #include "model/kernels/kernel_isa_begin.h"
 
 // After the region opens: compiled for its level.
+#include "model/kernels/avx512_fold.h"
 #include "model/kernels/ggml_lanes.h"
 
 namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
@@ -55,17 +56,6 @@ constexpr int kRows = 4;
 constexpr int kF32Tokens = SINKSCOPE_KERNEL_ISA >= 2 ? 4 : 2; // AVX-512 has 32 registers
 
 #if SINKSCOPE_KERNEL_ISA >= 2
-// ggml::foldLanes16 of one register: lane i + 8 onto lane i, then i + 4 onto i, then
-// (q0 + q2) + (q1 + q3). (The halves by masked extracts: GCC 12 warns about the plain extract's
-// and the cast's undefined source.)
-float foldRegister(__m512 lanes) {
-    const __m256 half = _mm256_add_ps(_mm512_maskz_extractf32x8_ps(0xff, lanes, 1),
-                                      _mm512_maskz_extractf32x8_ps(0xff, lanes, 0));
-    const __m128 quarter = _mm_add_ps(_mm256_extractf128_ps(half, 1), _mm256_castps256_ps128(half));
-    const __m128 pairs = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
-    return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
-}
-
 // The same sums with the sixteen outputs' lanes in registers and folded there: the portable
 // loop below leaves them in memory and folds them one value at a time, which cost as much as the
 // multiply-adds for rows of a few hundred values (needle-nano's 192, the 24M model's 288). The
