@@ -12,7 +12,6 @@
 #include "gguf/quant_blocks.h"
 #include "model/kernels/kernel_table.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -33,13 +32,28 @@ int8_t saturatedQuant(float rounded) {
     return static_cast<int8_t>(static_cast<int>(inInt32 ? clamped : -128.0f));
 }
 
+// The largest |x[i]| of a block, NaNs passed over (as std::max(amax, |x|) from 0 passes them),
+// in eight running maxima so that the loop vectorizes: the maximum is exact in any order. (One
+// running maximum made a chain of 32 dependent steps per block, most of a small model's
+// quantization time.)
+float blockAbsMax(const float* x) {
+    float lanes[8] = {};
+    for (int i = 0; i < 32; i += 8)
+        for (int j = 0; j < 8; ++j) {
+            const float magnitude = std::fabs(x[i + j]);
+            lanes[j] = magnitude > lanes[j] ? magnitude : lanes[j];
+        }
+    float amax = 0.0f;
+    for (const float lane : lanes)
+        amax = lane > amax ? lane : amax;
+    return amax;
+}
+
 // x[32 * blocks] into `blocks` blocks at dst.
 template <typename Block> void quantizeQ8(const float* x, void* dst, int64_t blocks) {
     for (int64_t b = 0; b < blocks; ++b) {
         const float* values = x + 32 * b;
-        float amax = 0.0f;
-        for (int i = 0; i < 32; ++i)
-            amax = std::max(amax, std::fabs(values[i]));
+        float amax = blockAbsMax(values);
         const float d = amax / 127.0f;
         const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
         float rounded[32];
