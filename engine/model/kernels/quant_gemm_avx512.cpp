@@ -51,7 +51,12 @@ struct InterleavedTokens {
     std::vector<uint8_t> negated; // -q in the same layout (wrapping, as _mm256_sign_epi8 negates)
     std::vector<float> scales;
     std::vector<int32_t> offsets;
-    std::vector<int32_t> groupOffsets; // [cell][group][16]: 16 times the sum of the group's quants
+    // [cell][group][16]: minus o times the sum of the group's quants, where a sum of products
+    // starts for weights taken unsigned as q + o: Q5_0's o = 16, and with VNNI Q8_0's o = 128
+    std::vector<int32_t> minus16Sums;
+#if SINKSCOPE_KERNEL_ISA >= 3
+    std::vector<int32_t> minus128Sums;
+#endif
 
     void fill(const GemmArgs& g, int tokens) {
         const int tiles = (tokens + kLanes - 1) / kLanes;
@@ -60,7 +65,10 @@ struct InterleavedTokens {
         negated.assign(cells * kGroups * 64, 0);
         scales.assign(cells * kLanes, 0.0f);
         offsets.assign(cells * kLanes, 0);
-        groupOffsets.assign(cells * kGroups * kLanes, 0);
+        minus16Sums.assign(cells * kGroups * kLanes, 0);
+#if SINKSCOPE_KERNEL_ISA >= 3
+        minus128Sums.assign(cells * kGroups * kLanes, 0);
+#endif
         for (int token = 0; token < tokens; ++token) {
             const size_t tile = static_cast<size_t>(token / kLanes);
             const int lane = token % kLanes;
@@ -78,7 +86,11 @@ struct InterleavedTokens {
                     int groupSum = 0;
                     for (int i = 0; i < 4; ++i)
                         groupSum += static_cast<int8_t>(q[4 * group + i]);
-                    groupOffsets[(cell * kGroups + group) * kLanes + lane] = 16 * groupSum;
+                    const size_t sumAt = (cell * kGroups + group) * kLanes + lane;
+                    minus16Sums[sumAt] = -16 * groupSum;
+#if SINKSCOPE_KERNEL_ISA >= 3
+                    minus128Sums[sumAt] = -128 * groupSum;
+#endif
                 }
                 scales[cell * kLanes + lane] = halfAt(block);
                 const int sum = sumOfLanes(_mm256_madd_epi16(
@@ -164,24 +176,28 @@ void q4_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, siz
 
 // How Q8_0 and Q5_0 form a group's integer sum for sixteen tokens at once (the same integers as
 // the row kernels' lanes). Q5_0's quants are taken unsigned: q + 16 in [0, 31] multiplies y
-// directly, and 16 times the group's activation sum, prepared once per tile, comes off. Q8_0's are
-// signed: |w| times y with w's sign moved onto y, as signedLanes does (where w is 0, |w| makes the
-// product 0 whatever y is given). With VNNI one instruction sums the four unsigned-by-signed
-// products into 32 bits, without the 16-bit saturation in between, so Q8_0 is taken unsigned as
-// well: w + 128 (its sign bit flipped) times y, less 128 times the group's activation sum. Its
-// products are exact where the sign trick wraps: an activation of -128 (only a NaN quantizes to
-// it) against a negative weight, where the row kernel's sum differs as ggml's AVX2 one does
-// (model/kernels/quant_dot_avx2.cpp); logits from NaN activations mean nothing either way.
-__m512i groupOffsets(const InterleavedTokens& tokens, size_t cell, int group) {
-    return _mm512_loadu_si512(tokens.groupOffsets.data() + (cell * kGroups + group) * kLanes);
+// directly, and the sum starts from minus 16 times the group's activation sum, prepared once per
+// tile. Q8_0's are signed: |w| times y with w's sign moved onto y, as signedLanes does (where w
+// is 0, |w| makes the product 0 whatever y is given). With VNNI one instruction sums the four
+// unsigned-by-signed products into 32 bits, without the 16-bit saturation in between, so Q8_0 is
+// taken unsigned as well: w + 128 (its sign bit flipped) times y, starting from minus 128 times
+// the group's activation sum. Its products are exact where the sign trick wraps: an activation of
+// -128 (only a NaN quantizes to it) against a negative weight, where the row kernel's sum differs
+// as ggml's AVX2 one does (model/kernels/quant_dot_avx2.cpp); logits from NaN activations mean
+// nothing either way.
+
+// A group's row of a minus-o table (InterleavedTokens).
+__m512i groupStart(const std::vector<int32_t>& table, size_t cell, int group) {
+    return _mm512_loadu_si512(table.data() + (cell * kGroups + group) * kLanes);
 }
 
-// Sum over each lane's four bytes of unsigned w times signed y, in 32 bits.
-__m512i unsignedBySigned(__m512i w, __m512i y) {
+// start + the sum over each lane's four bytes of unsigned w times signed y, in 32 bits.
+__m512i unsignedBySigned(__m512i start, __m512i w, __m512i y) {
 #if SINKSCOPE_KERNEL_ISA >= 3
-    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, y);
+    return _mm512_dpbusd_epi32(start, w, y);
 #else
-    return _mm512_madd_epi16(_mm512_maddubs_epi16(w, y), _mm512_set1_epi16(1));
+    return _mm512_add_epi32(start,
+                            _mm512_madd_epi16(_mm512_maddubs_epi16(w, y), _mm512_set1_epi16(1)));
 #endif
 }
 
@@ -193,11 +209,7 @@ struct Q8_0Groups {
     }
     static __m512i sums(__m512i w, __m512i y, const InterleavedTokens& tokens, size_t cell,
                         int group) {
-        // groupOffsets holds 16 times the activation sum (the all-lanes masked shift: GCC 12
-        // warns about the plain one's undefined source)
-        return _mm512_sub_epi32(
-            unsignedBySigned(w, y),
-            _mm512_maskz_slli_epi32(0xffff, groupOffsets(tokens, cell, group), 3));
+        return unsignedBySigned(groupStart(tokens.minus128Sums, cell, group), w, y);
     }
 #else
     static __m256i quants(const uint8_t* x) {
@@ -207,7 +219,7 @@ struct Q8_0Groups {
                         int group) {
         const uint8_t* negated = tokens.negated.data() + (cell * kGroups + group) * 64;
         const __m512i signedY = _mm512_mask_loadu_epi8(y, _mm512_movepi8_mask(w), negated);
-        return unsignedBySigned(_mm512_abs_epi8(w), signedY);
+        return unsignedBySigned(_mm512_setzero_si512(), _mm512_abs_epi8(w), signedY);
     }
 #endif
 };
@@ -220,7 +232,7 @@ struct Q5_0Groups {
     }
     static __m512i sums(__m512i w, __m512i y, const InterleavedTokens& tokens, size_t cell,
                         int group) {
-        return _mm512_sub_epi32(unsignedBySigned(w, y), groupOffsets(tokens, cell, group));
+        return unsignedBySigned(groupStart(tokens.minus16Sums, cell, group), w, y);
     }
 };
 
