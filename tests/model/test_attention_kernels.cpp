@@ -4,6 +4,7 @@
 // one, bit for bit. Slot counts around the sixteen-slot step, heads of 64, 48 and 8 values,
 // grouped KV heads, a key stride longer than the kept slots, and a head range.
 #include "model/kernels/kernel_table.h"
+#include "quant_test_support.h"
 
 #include <QtTest>
 
@@ -12,20 +13,17 @@
 #include <vector>
 
 using namespace sinkscope;
+using sinkscope::test::randomValues;
 
 namespace {
 
-std::vector<float> randomVector(size_t n, uint32_t seed, float scale) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-scale, scale);
-    std::vector<float> v(n);
-    for (float& x : v)
-        x = dist(rng);
-    return v;
-}
-
 bool sameBits(float a, float b) {
     return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+}
+
+// "avx512: score of head 2, slot 7 (17 kept)"
+QByteArray where(Isa isa, const QString& what, int kept) {
+    return QStringLiteral("%1: %2 (%3 kept)").arg(isaName(isa), what).arg(kept).toUtf8();
 }
 
 struct Case {
@@ -66,11 +64,12 @@ private slots:
             const KernelTable& level = kernelsFor(isa);
             for (const Case& c : cases()) {
                 const AttentionShape& s = c.shape;
-                const auto seed = static_cast<uint32_t>(s.kept * 131 + s.headDim);
-                const auto queries = randomVector(size_t(c.heads * s.headDim), seed, 2.0f);
-                const auto keyColumns = randomVector(size_t(s.kvDim * s.keyStride), seed + 1, 2.0f);
-                const auto valueRows = randomVector(size_t(s.kept * s.kvDim), seed + 2, 2.0f);
-                const auto weights = randomVector(size_t(c.heads * s.kept), seed + 3, 1.0f);
+                std::mt19937 generator(static_cast<uint32_t>(s.kept * 131 + s.headDim));
+                const auto queries = randomValues(size_t(c.heads * s.headDim), 2.0f, generator);
+                const auto keyColumns =
+                    randomValues(size_t(s.kvDim * s.keyStride), 2.0f, generator);
+                const auto valueRows = randomValues(size_t(s.kept * s.kvDim), 2.0f, generator);
+                const auto weights = randomValues(size_t(c.heads * s.kept), 1.0f, generator);
                 constexpr float scale = 0.125f;
                 // heads [1, heads): the first head's outputs must stay untouched
                 std::vector<float> scores(size_t(c.heads * s.kept), -7.0f);
@@ -91,11 +90,9 @@ private slots:
                                                         s.headDim) *
                                          scale;
                         QVERIFY2(sameBits(scores[size_t(h * s.kept + i)], expected),
-                                 qPrintable(QStringLiteral("%1 score head %2 slot %3 kept %4")
-                                                .arg(isaName(isa))
-                                                .arg(h)
-                                                .arg(i)
-                                                .arg(s.kept)));
+                                 where(isa,
+                                       QStringLiteral("score of head %1, slot %2").arg(h).arg(i),
+                                       s.kept));
                     }
                     for (int d = 0; d < s.headDim; ++d) {
                         for (int i = 0; i < s.kept; ++i)
@@ -105,11 +102,9 @@ private slots:
                                 ? -7.0f
                                 : portable.laneDot16(weights.data() + h * s.kept, a.data(), s.kept);
                         QVERIFY2(sameBits(out[size_t(h * s.headDim + d)], expected),
-                                 qPrintable(QStringLiteral("%1 value head %2 dim %3 kept %4")
-                                                .arg(isaName(isa))
-                                                .arg(h)
-                                                .arg(d)
-                                                .arg(s.kept)));
+                                 where(isa,
+                                       QStringLiteral("value of head %1, dim %2").arg(h).arg(d),
+                                       s.kept));
                     }
                 }
             }
