@@ -137,6 +137,7 @@ KvCache::KvCache(const KvCacheShape& shape) : m_shape(shape) {
 int KvCache::place(int32_t token, int64_t position, bool sink) {
     int slot = 0;
     SlotKind kind = SlotKind::Sink;
+    m_lastEvicted = SlotInfo{};
     if (sink && m_sinksUsed < m_shape.sinkSlots) {
         slot = m_sinksUsed++;
     } else {
@@ -145,7 +146,10 @@ int KvCache::place(int32_t token, int64_t position, bool sink) {
         ++m_ringWrites;
         // The occupant of this ring slot is the token W non-sink tokens back: it just left the
         // window.
-        if (m_slots[static_cast<size_t>(slot)].kind != SlotKind::Empty) ++m_evictions;
+        if (m_slots[static_cast<size_t>(slot)].kind != SlotKind::Empty) {
+            m_lastEvicted = m_slots[static_cast<size_t>(slot)];
+            ++m_evictions;
+        }
     }
     m_slots[static_cast<size_t>(slot)] = SlotInfo{token, position, kind};
     return slot;
@@ -203,6 +207,7 @@ void KvCache::clear() {
     m_sinksUsed = 0;
     m_ringWrites = 0;
     m_evictions = 0;
+    m_lastEvicted = SlotInfo{};
 }
 
 size_t KvCache::rowBytes() const {

@@ -55,6 +55,8 @@ public:
     // [sinkSlots + window]. (Not named `slots`: that word is a Qt macro.)
     const std::vector<SlotInfo>& slotInfos() const { return m_slots; }
     int sinksUsed() const { return m_sinksUsed; }
+    // The ring slot's occupant the last place() replaced; kind Empty when it replaced none.
+    const SlotInfo& lastEvicted() const { return m_lastEvicted; }
     int ringHead() const; // the ring slot the next non-sink token will take
     int64_t ringWrites() const { return m_ringWrites; }
     int64_t evictions() const { return m_evictions; }
@@ -71,14 +73,15 @@ private:
                 float* columns) const;
 
     KvCacheShape m_shape;
-    std::vector<uint8_t> m_keys;             // [layers][slots][rowBytes]
-    std::vector<uint8_t> m_values;           // [layers][slots][rowBytes]
-    std::vector<SlotInfo> m_slots;           // [slots]
+    std::vector<uint8_t> m_keys;   // [layers][slots][rowBytes]
+    std::vector<uint8_t> m_values; // [layers][slots][rowBytes]
+    std::vector<SlotInfo> m_slots; // [slots]
     static constexpr size_t kGatherRows = 8;
     mutable std::vector<float> m_rowScratch; // [kGatherRows][kvDim] decoded rows, for gather
     int m_sinksUsed = 0;
     int64_t m_ringWrites = 0;
     int64_t m_evictions = 0;
+    SlotInfo m_lastEvicted;
 };
 
 } // namespace sinkscope

@@ -76,7 +76,7 @@ Session::Session(const Model& model, const SessionOptions& options)
     : m_model(model), m_options(options), m_budgetWindow(budgetWindowFor(model.config())),
       m_cache(cacheShapeFor(model.config(), options)),
       m_state(model.config(), m_cache.slotCount(), options.threads),
-      m_chunkProbe(static_cast<size_t>(m_cache.slotCount())),
+      m_chunkProbe(static_cast<size_t>(m_cache.slotCount())), m_timeline(options.timelineCapacity),
       m_slotPieces(static_cast<size_t>(m_cache.slotCount())),
       m_pieceTokens(static_cast<size_t>(m_cache.slotCount()), -1) {}
 
@@ -106,6 +106,10 @@ void Session::requireToken(int32_t token) const {
 int Session::place(int32_t token, bool sink) {
     const int slot = m_cache.place(token, m_position, sink);
     if (m_options.recordHistory) m_history.push_back(token);
+    const SlotInfo& evicted = m_cache.lastEvicted();
+    m_timeline.record(
+        KvWrite{m_position, evicted.position, token, evicted.token, slot,
+                m_cache.slotInfos()[static_cast<size_t>(slot)].kind == SlotKind::Sink});
     m_lastToken = token;
     m_lastSlot = slot;
     m_lastGenerated = false;
@@ -248,6 +252,7 @@ StepSnapshot Session::snapshot() const {
 void Session::reset() {
     m_cache.clear();
     m_history.clear();
+    m_timeline.clear();
     m_lastToken = -1;
     m_position = 0;
     m_lastSlot = -1;

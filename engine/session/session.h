@@ -3,6 +3,7 @@
 #pragma once
 
 #include "memory/kv_cache.h"
+#include "memory/kv_timeline.h"
 #include "memory/snapshot.h"
 #include "model/model.h"
 #include "model/transformer.h"
@@ -37,6 +38,9 @@ struct SessionOptions {
     // Keep every fed token in history() (tests, debugging): 4 bytes a token, without bound, so
     // off by default; the cache itself stays fixed-size either way.
     bool recordHistory = false;
+    // Cache writes kept in timeline(), the newest (32 bytes each; memory/kv_timeline.h); 0 keeps
+    // none. The playground keeps a bounded log for its KV timeline export.
+    size_t timelineCapacity = 0;
     // Threads that split each matrix product (1 to kMaxThreads); the results are the same for any
     // count.
     int threads = 1;
@@ -81,6 +85,9 @@ public:
     int64_t position() const { return m_position; } // the next token's position
     // Every token fed, in order; empty unless SessionOptions::recordHistory.
     const std::vector<int32_t>& history() const { return m_history; }
+    // Every cache write, in order (its slot and what it evicted); empty unless
+    // SessionOptions::timelineCapacity.
+    const KvTimeline& timeline() const { return m_timeline; }
 
     // Feeds one token and returns the logits for the next one ([n_vocab], valid until the next
     // call). `sink` asks to pin it (honoured while sink slots remain).
@@ -119,6 +126,7 @@ private:
     std::vector<float> m_chunkProbe;        // [slots] one chunk token's probe, scattered
     int64_t m_position = 0;
     std::vector<int32_t> m_history; // only with recordHistory
+    KvTimeline m_timeline;          // only with timelineCapacity
     int32_t m_lastToken = -1;
     int m_lastSlot = -1;
     bool m_lastGenerated = false;

@@ -7,12 +7,14 @@
 #include "views/mask_heatmap.h"
 #include "views/memory_gauge.h"
 #include "window/about_box.h"
+#include "window/kv_timeline_export.h"
 #include "window/load_progress.h"
 #include "window/model_info_dialog.h"
 #include "window/recent_models.h"
 #include "window/session_actions.h"
 #include "window/status_banner.h"
 #include "worker/engine_client.h"
+#include "worker/kv_timeline_csv.h"
 
 #include <QAction>
 #include <QFileDialog>
@@ -43,6 +45,12 @@ void MainWindow::createMenus() {
                     &MainWindow::exportHeatmap);
     file->addAction(tr("Export C&hat…"), QKeySequence(tr("Ctrl+Shift+E")), this,
                     &MainWindow::chooseChatExport);
+    auto* timeline = new KvTimelineExport(*this, *m_engine, *m_banner);
+    QAction* exportTimeline =
+        file->addAction(tr("Export KV &Timeline (CSV)…"), timeline, &KvTimelineExport::chooseFile);
+    exportTimeline->setStatusTip(tr("Every token written to the KV cache this session: its slot "
+                                    "and the token it evicted (the last %1 writes)")
+                                     .arg(kKvTimelineCapacity));
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     quit->setMenuRole(QAction::QuitRole);

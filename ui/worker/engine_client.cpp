@@ -40,6 +40,7 @@ EngineClient::EngineClient(QObject* parent)
     });
     connect(worker, &EngineWorker::modelHashed, this, &EngineClient::modelHashed);
     connect(worker, &EngineWorker::loadProgress, this, &EngineClient::loadProgress);
+    connect(worker, &EngineWorker::kvTimelineExported, this, &EngineClient::kvTimelineExported);
     connect(worker, &EngineWorker::sessionRestoreFailed, this,
             [this](const RestoreFailure& failure) {
                 takeMailbox();
@@ -147,6 +148,11 @@ quint64 EngineClient::restoreSession(const SessionRestore& restore) {
     EngineWorker* worker = m_worker.get();
     post([worker, load, restore] { worker->restoreSession(load, restore); });
     return load;
+}
+
+void EngineClient::exportKvTimeline(const QString& path) {
+    EngineWorker* worker = m_worker.get();
+    post([worker, path] { worker->exportKvTimeline(path); });
 }
 
 void EngineClient::cancelLoads() {

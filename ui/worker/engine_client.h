@@ -53,6 +53,8 @@ public:
     // Stops, then replaces the model (when it is another file), settings, tools and conversation
     // with a saved session's: sessionReady (restored) or sessionRestoreFailed, nothing changed.
     quint64 restoreSession(const SessionRestore& restore);
+    // Queues the writing of the session's KV timeline as CSV (kvTimelineExported says how it went).
+    void exportKvTimeline(const QString& path);
     // Stops the running load at its next stage or prefill chunk, and every load still queued.
     void cancelLoads();
     // For tests: EngineWorker::setLoadHook, from the next request on.
@@ -75,6 +77,7 @@ signals:
     void modelHashed(const QString& path, const QString& sha256);
     void sessionRestoreFailed(const sinkscope::ui::RestoreFailure& failure);
     void loadProgress(const sinkscope::ui::LoadProgress& progress);
+    void kvTimelineExported(const sinkscope::ui::KvTimelineExported& result);
     void generatingChanged(bool generating);
     void policyBatchReady(const sinkscope::ui::PolicyRunBatch& batch);
     void policyRunFinished(const sinkscope::ui::PolicyRunReport& report);

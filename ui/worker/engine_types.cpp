@@ -113,6 +113,7 @@ void registerEngineMetaTypes() {
     qRegisterMetaType<SessionRestore>();
     qRegisterMetaType<RestoreFailure>();
     qRegisterMetaType<LoadProgress>();
+    qRegisterMetaType<KvTimelineExported>();
 }
 
 } // namespace sinkscope::ui

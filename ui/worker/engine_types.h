@@ -259,6 +259,14 @@ struct RestoreFailure {
     QString message;   // one or two sentences for the user
 };
 
+// What File > Export KV Timeline's write reported (EngineWorker::exportKvTimeline).
+struct KvTimelineExported {
+    QString path;
+    qint64 rows = 0;    // the writes in the file
+    qint64 dropped = 0; // the session's first writes left out (the timeline's cap)
+    QString error;      // "" when written
+};
+
 // A load's stages in order; a load skips those it does not need (only the built-in model is
 // installed, a tools change maps no file). Each load ends with Finished or Cancelled.
 enum class LoadStage {
@@ -304,3 +312,4 @@ Q_DECLARE_METATYPE(sinkscope::ui::EngineBatch)
 Q_DECLARE_METATYPE(sinkscope::ui::SessionRestore)
 Q_DECLARE_METATYPE(sinkscope::ui::RestoreFailure)
 Q_DECLARE_METATYPE(sinkscope::ui::LoadProgress)
+Q_DECLARE_METATYPE(sinkscope::ui::KvTimelineExported)

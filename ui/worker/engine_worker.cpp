@@ -6,6 +6,7 @@
 #include "worker/display_text.h"
 #include "worker/engine_values.h"
 #include "worker/file_hash.h"
+#include "worker/kv_timeline_csv.h"
 #include "worker/snapshot_mailbox.h"
 #include "worker/worker_scope.h"
 
@@ -13,6 +14,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QSaveFile>
 #include <QThread>
 
 #include <algorithm>
@@ -43,6 +45,7 @@ SessionOptions sessionOptionsFor(const ModelConfig& config, const EngineSettings
     options.firstN = settings.firstN;
     options.probe = settings.probe;
     options.threads = settings.threads;
+    options.timelineCapacity = kKvTimelineCapacity;
     // A probe set for a bigger model falls back to the mean rather than failing the session.
     if (options.probe.layer >= config.nLayer) options.probe.layer = -1;
     if (options.probe.head >= config.nHead) options.probe.head = -1;
@@ -276,6 +279,26 @@ void EngineWorker::previewTools(quint64 ticket, const QString& compactJson) {
     } catch (...) {
         // A block that cannot be rendered fails the same way on Apply, which reports it.
     }
+}
+
+void EngineWorker::exportKvTimeline(const QString& path) {
+    const RequestScope scope(*this);
+    KvTimelineExported result;
+    result.path = path;
+    if (!m_chat) {
+        result.error = QStringLiteral("no model is loaded, so there is no session to export");
+    } else {
+        const KvTimeline& timeline = m_chat->session().timeline();
+        QSaveFile file(path);
+        if (file.open(QIODevice::WriteOnly) && writeKvTimelineCsv(m_chat->session(), file) &&
+            file.commit()) {
+            result.rows = qint64(timeline.size());
+            result.dropped = timeline.dropped();
+        } else {
+            result.error = file.errorString();
+        }
+    }
+    emit kvTimelineExported(result);
 }
 
 void EngineWorker::startNewChat(int chatEpoch) {

@@ -65,6 +65,9 @@ public:
     // the one open), settings, tools and turns, rendered and tokenised anew; or changes nothing
     // and reports why (sessionRestoreFailed, Cancelled when cancelled).
     void restoreSession(quint64 load, const sinkscope::ui::SessionRestore& restore);
+    // Writes the session's KV timeline to `path` as CSV (kv_timeline_csv.h); kvTimelineExported
+    // says how it went.
+    void exportKvTimeline(const QString& path);
     // The Policies tab's experiment on the current model; ends with policyRunFinished().
     void runPolicies(quint64 run, const sinkscope::ui::PolicyRunRequest& request,
                      sinkscope::ui::PolicyRunMailbox& mailbox);
@@ -80,6 +83,7 @@ signals:
     void modelHashed(const QString& path, const QString& sha256);
     void sessionRestoreFailed(const sinkscope::ui::RestoreFailure& failure);
     void loadProgress(const sinkscope::ui::LoadProgress& progress);
+    void kvTimelineExported(const sinkscope::ui::KvTimelineExported& result);
     void requestDone();
 
 private:
