@@ -30,6 +30,7 @@ packages=(
     fonts-dejavu-core xvfb xauth
     clang-14 libclang-rt-14-dev
     python3-matplotlib
+    librsvg2-bin
 )
 if [ "$train" -eq 1 ]; then packages+=(python3-torch python3-numpy libopenblas0-pthread); fi
 

@@ -18,6 +18,7 @@
 #include "panels/policies_panel.h"
 #include "panels/process_memory.h"
 #include "sinkscope_version.h"
+#include "window/app_icon.h"
 #include "window/main_window.h"
 #include "worker/engine_types.h"
 
@@ -284,6 +285,7 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     nameApplication();
     QApplication::setApplicationDisplayName(QStringLiteral("Sinkscope"));
+    QApplication::setWindowIcon(sinkscope::ui::applicationIcon());
 
     const std::optional<CommandLine> line = parseCommandLine(app);
     if (!line) return 1;

@@ -1,6 +1,6 @@
 // `cmake --install` into a temporary prefix, as a packager or a user runs it: both executables in
 // bin/ (and they run from there), the desktop entry in share/applications/ naming the installed
-// program and icon, and the icon under share/icons/hicolor/.
+// program and icon, and the icon under share/icons/hicolor/ (the SVG and its PNG sizes).
 #include "cli_run.h"
 #include "sinkscope_version.h"
 
@@ -10,6 +10,7 @@
 #include <QMap>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QtEndian>
 #include <QtTest>
 
 using namespace sinkscope::test;
@@ -93,6 +94,20 @@ private slots:
         QFile iconFile(icon);
         QVERIFY2(iconFile.open(QIODevice::ReadOnly), qPrintable(icon));
         QVERIFY(iconFile.readAll().contains("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    }
+
+    // PNG renderings for menus that draw no SVG: a PNG of each size in its hicolor folder.
+    void installsThePngIconSizes() {
+        for (const int size : {16, 32, 48, 64, 128, 256}) {
+            const QString path =
+                installed(QStringLiteral("share/icons/hicolor/%1x%1/apps/sinkscope.png").arg(size));
+            QFile file(path);
+            QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(path));
+            const QByteArray head = file.read(24); // the signature, then IHDR's width and height
+            QVERIFY(head.startsWith("\x89PNG\r\n\x1a\n"));
+            QCOMPARE(qFromBigEndian<quint32>(head.constData() + 16), quint32(size));
+            QCOMPARE(qFromBigEndian<quint32>(head.constData() + 20), quint32(size));
+        }
     }
 
     // The reference checker where the machine has it (desktop-file-utils is not a dependency).

@@ -1,6 +1,6 @@
 // The playground as a desktop application: models dropped on the window or picked from File >
-// Recent Models, the window's layout kept from one start to the next, the About box, and the
-// shortcuts in the menus.
+// Recent Models, the window's layout kept from one start to the next, the About box, the
+// shortcuts in the menus, and the window's icon.
 #include <QtTest>
 
 #include "chat_panel/chat_panel.h"
@@ -8,6 +8,7 @@
 #include "main_window_fixture.h"
 #include "model/synthetic.h"
 #include "sinkscope_version.h"
+#include "window/app_icon.h"
 #include "window/model_info_dialog.h"
 #include "window/recent_models.h"
 #include "worker/display_text.h"
@@ -89,6 +90,7 @@ private slots:
     void damagedLayoutSettingsAreIgnored();
     void aboutNamesVersionQtAndModel();
     void ctrlIShowsModelInformation();
+    void windowIconHasTheShippedSizes();
 };
 
 // Dropped on the message box, which takes text drops: the model opens, no URL is typed.
@@ -329,6 +331,29 @@ void TestMainWindowDesktop::ctrlIShowsModelInformation() {
     auto* dialog = window->findChild<ModelInfoDialog*>();
     QVERIFY(dialog);
     QVERIFY(QTest::qWaitForWindowExposed(dialog));
+}
+
+// The icon sinkscope sets (app/gui/main.cpp: QApplication::setWindowIcon(applicationIcon())):
+// the compiled-in PNGs in every size shipped, drawn without an SVG plugin, and the window's own.
+void TestMainWindowDesktop::windowIconHasTheShippedSizes() {
+    QApplication::setWindowIcon(applicationIcon());
+    const QIcon icon = QApplication::windowIcon();
+    QVERIFY(!icon.isNull());
+    QList<QSize> shipped;
+    for (const int size : kAppIconSizes)
+        shipped << QSize(size, size);
+    QCOMPARE(icon.availableSizes(), shipped);
+    for (const QSize& size : shipped) {
+        const QImage image = icon.pixmap(size).toImage();
+        QCOMPARE(image.size(), size);
+        // The rounded square is opaque inside, and its corners are transparent.
+        QCOMPARE(image.pixelColor(size.width() / 2, size.height() / 2).alpha(), 255);
+        QCOMPARE(image.pixelColor(0, 0).alpha(), 0);
+    }
+    WindowPtr window = openWindow();
+    QVERIFY(window);
+    QVERIFY(!window->windowIcon().isNull());
+    QCOMPARE(window->windowIcon().availableSizes(), shipped);
 }
 
 QTEST_MAIN(TestMainWindowDesktop)
