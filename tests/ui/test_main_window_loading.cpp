@@ -2,7 +2,8 @@
 // order (mapping, checking, building, the sinks' prefill chunk by chunk, the chat's replay); Cancel
 // clicked while the sinks are prefilled keeps the model, its name in the status bar and the chat
 // as they were, and the chat goes on; Cancel during an Apply's prefill keeps the old tools in
-// force and the edit waiting; closing the window mid-load keeps the old chat for the next start.
+// force and the edit waiting; Cancel during a session restore keeps the chat in the window;
+// closing the window mid-load keeps the old chat for the next start.
 // A test hook holds the engine thread at a chosen report, so the click always lands mid-load.
 #include <QtTest>
 
@@ -10,6 +11,7 @@
 #include "main_window_fixture.h"
 #include "views/tools_editor.h"
 #include "window/load_progress.h"
+#include "window/session_actions.h"
 #include "window/session_file.h"
 #include "window/tools_page.h"
 #include "worker/engine_client.h"
@@ -258,6 +260,50 @@ private slots:
         QTest::mouseClick(apply, Qt::LeftButton);
         QVERIFY(rebuilt.wait(kWaitMs));
         QCOMPARE(toolNames(window->sessionInfo()), QStringList({"play_music", "stop_music"}));
+    }
+
+    // File > Open Session… of a shorter chat, cancelled while its sinks are prefilled: the
+    // longer chat in the window stays, and the status bar says nothing was changed.
+    void cancelDuringASessionRestoreKeepsTheChat() {
+        WindowPtr window = windowWithChat();
+        QVERIFY(window);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(QStringLiteral("short.json"));
+        window->sessionActions()->setFileChooser(
+            [path](SessionActions::Choice, const QString&,
+                   const std::function<void(const QString&)>& chosen) { chosen(path); });
+        window->sessionActions()->saveWithDialog();
+        QVERIFY(QFileInfo::exists(path));
+        QSignalSpy replies(window.get(), &MainWindow::replyFinished);
+        typeMessage(*window, QStringLiteral("Second message"));
+        QCOMPARE(waitForReply(replies).reason, StopReason::MaxTokens);
+        const QString chat = window->chatPanel()->chatMarkdown();
+
+        LoadHold hold(LoadKind::Session);
+        window->engine()->setLoadHook(hold.hook());
+        const auto released = qScopeGuard([&] { hold.release(); });
+        QSignalSpy progress(window->engine(), &EngineClient::loadProgress);
+        QSignalSpy rebuilt(window.get(), &MainWindow::sessionRebuilt);
+        window->sessionActions()->openWithDialog();
+        QVERIFY(hold.waitUntilHeld());
+        LoadProgressWidget* widget = window->loadProgress();
+        QTRY_VERIFY(widget->isVisible() &&
+                    widget->text().startsWith(QStringLiteral("Restoring the session")));
+        QTest::mouseClick(widget->cancelButton(), Qt::LeftButton);
+        hold.release();
+        const QList<LoadProgress> reports = reportsUntilEnd(progress);
+        QVERIFY(!reports.isEmpty());
+        QCOMPARE(reports.constLast().stage, LoadStage::Cancelled);
+
+        QCoreApplication::processEvents();
+        QCOMPARE(rebuilt.size(), 0);
+        QCOMPARE(window->chatPanel()->chatMarkdown(), chat);
+        QVERIFY2(window->statusBar()->currentMessage().contains(
+                     QStringLiteral("Restoring the session from %1 was cancelled; nothing was "
+                                    "changed.")
+                         .arg(path)),
+                 qPrintable(window->statusBar()->currentMessage()));
     }
 
     void closingTheWindowMidLoadKeepsTheOldChat() {
