@@ -161,6 +161,32 @@ private slots:
         QCOMPARE(window->modelInfo()->path, m_otherModelPath);
     }
 
+    // The built-in model at the first start: installed from the executable first.
+    void theBuiltInModelAtStartIsInstalledFirst() {
+        saveSettings([](AppSettings& settings) { settings.modelPath.clear(); });
+        QFile::remove(defaultModelPath());
+        auto window = std::make_unique<MainWindow>();
+        QSignalSpy progress(window->engine(), &EngineClient::loadProgress);
+        window->show();
+        QList<LoadProgress> reports;
+        // The tools are applied first (no model yet: nothing to build), then the model opens.
+        while (reports.isEmpty() || reports.constLast().kind != LoadKind::Model) {
+            reports = reportsUntilEnd(progress);
+            QVERIFY(!reports.isEmpty());
+            progress.remove(0, reports.size());
+        }
+        QList<LoadStage> stages;
+        for (const LoadProgress& report : reports)
+            if (stages.isEmpty() || stages.constLast() != report.stage) stages << report.stage;
+        const QList<LoadStage> expected = {LoadStage::Installing,      LoadStage::Mapping,
+                                           LoadStage::Checking,        LoadStage::Building,
+                                           LoadStage::PrefillingSinks, LoadStage::Finished};
+        QCOMPARE(stages, expected);
+        QCOMPARE(reports.constFirst().name, QStringLiteral("needle-nano.gguf"));
+        QVERIFY(QFileInfo(defaultModelPath()).isFile());
+        QTRY_VERIFY(window->hasModel());
+    }
+
     void cancelDuringTheSinkPrefillKeepsTheModelAndChat() {
         WindowPtr window = windowWithChat();
         QVERIFY(window);
