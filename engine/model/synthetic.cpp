@@ -38,7 +38,8 @@ const char* const kWords[] = {
 };
 
 // <unk>, <s>, </s>, the 256 byte tokens, single characters, word prefixes ("▁t", "▁th", "▁the"),
-// letter pairs and triples, then the extra control tokens; padded with unused tokens.
+// letter pairs and triples, padded with unused tokens; then the extra control and user-defined
+// tokens.
 Vocabulary syntheticVocabulary(const SyntheticSpec& spec) {
     Vocabulary v;
     std::set<std::string> seen;
@@ -48,7 +49,8 @@ Vocabulary syntheticVocabulary(const SyntheticSpec& spec) {
         v.types.push_back(type);
         v.scores.push_back(type == TokenType::Normal ? -static_cast<float>(v.pieces.size()) : 0.0f);
     };
-    const int specials = static_cast<int>(spec.extraSpecialTokens.size());
+    const int specials =
+        static_cast<int>(spec.extraSpecialTokens.size() + spec.userDefinedTokens.size());
     add("<unk>", TokenType::Unknown);
     add("<s>", TokenType::Control);
     add("</s>", TokenType::Control);
@@ -81,6 +83,8 @@ Vocabulary syntheticVocabulary(const SyntheticSpec& spec) {
         add("<unused" + std::to_string(v.pieces.size()) + ">", TokenType::Unused);
     for (const std::string& special : spec.extraSpecialTokens)
         add(special, TokenType::Control);
+    for (const std::string& marker : spec.userDefinedTokens)
+        add(marker, TokenType::UserDefined);
     return v;
 }
 

@@ -33,6 +33,9 @@ struct SyntheticSpec {
     bool ropeFreqs = false; // a rope_freqs.weight tensor (Llama-3's per-pair frequency divisors)
     bool tiedOutput = false;
     std::vector<std::string> extraSpecialTokens; // control tokens appended to the vocabulary
+    // user-defined tokens appended after them, as Qwen's vocabulary holds <tool_call>: a marker
+    // that the tokenizer always reads as one token and whose text a decoder shows
+    std::vector<std::string> userDefinedTokens;
     std::string chatTemplate; // written as tokenizer.chat_template when not empty
     std::string name = "synthetic (random weights)";
 };

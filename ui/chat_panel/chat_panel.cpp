@@ -218,6 +218,9 @@ void ChatPanel::sendText(const QString& text) {
 
 void ChatPanel::showPrefix(const SessionInfo& session) {
     m_sinksUsed = session.sinksUsed;
+    const CallFormat& calls = session.chatTemplate.callFormat;
+    m_chatView->setCallMarkers(
+        {QString::fromStdString(calls.open), QString::fromStdString(calls.close)});
     QList<TokenText> tokens;
     for (qsizetype i = 0; i < session.prefixPieces.size(); ++i) {
         const bool pinned = i < session.sinksUsed; // sinks form a prefix of the stream
@@ -282,6 +285,7 @@ void ChatPanel::showSession(const SessionInfo& session) {
         return;
     }
     m_transcript->sealTokens(session.transcriptTokens);
+    m_chatView->setTranscriptTexts(session.transcriptPieces); // the new tokens, not the old
     m_chatView->setConversation(session.conversation, session.transcriptTokens);
     appendNote(tr("%1: the conversation above was tokenised anew (%2) and its last %3 re-prefilled "
                   "after the new sinks.")
@@ -312,6 +316,7 @@ void ChatPanel::showRestoredSession(const SessionInfo& session) {
             m_transcript->appendBlock(callCardHtml(call, -1, palette()));
     }
     appendTurnPieces(pieces.size() - next, TokenRole::Prompt);
+    m_chatView->setTranscriptTexts(pieces);
     m_chatView->setConversation(session.conversation, m_transcript->tokenCount());
 }
 

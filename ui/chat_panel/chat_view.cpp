@@ -9,6 +9,7 @@
 #include <QGuiApplication>
 #include <QMenu>
 #include <QScrollBar>
+#include <QTextBlock>
 #include <QTextFrame>
 #include <QUrl>
 
@@ -53,6 +54,16 @@ QColor boxColor(TurnRole role, const QPalette& palette) {
     return views::mixColors(base, views::MaskColors::forPalette(palette).sink, 0.07);
 }
 
+QTextFrameFormat boxFormat(TurnRole role, const QPalette& colors) {
+    QTextFrameFormat box;
+    box.setBackground(boxColor(role, colors));
+    box.setPadding(8);
+    box.setTopMargin(4);
+    box.setBottomMargin(4);
+    box.setBorder(0);
+    return box;
+}
+
 QTextCharFormat mutedFormat(const QPalette& palette, double scale) {
     QTextCharFormat format;
     format.setForeground(palette.color(QPalette::PlaceholderText));
@@ -71,8 +82,16 @@ ChatView::ChatView(QWidget* parent) : QTextBrowser(parent) {
 void ChatView::clearChat() {
     m_messages.clear();
     m_notes.clear();
+    m_tokenTexts.reset();
     m_streaming = false;
     m_fadedBefore = 0;
+    render();
+}
+
+void ChatView::setTranscriptTexts(const QStringList& texts) {
+    m_tokenTexts.reset();
+    for (qsizetype index = 0; index < texts.size(); ++index)
+        m_tokenTexts.set(index, texts[index]);
     render();
 }
 
@@ -103,26 +122,37 @@ void ChatView::addSent(TurnRole role, const QString& text) {
 void ChatView::appendPieces(const QList<StreamPiece>& pieces) {
     bool grew = false;
     for (const StreamPiece& piece : pieces) {
+        m_tokenTexts.set(piece.transcriptIndex, piece.text);
         if (!piece.generated) {
             // The sent message's tokens, the template's markers around it included.
             if (m_messages.isEmpty() || m_streaming) continue;
             ChatMessage& sent = m_messages.last();
             if (sent.firstToken < 0) sent.firstToken = piece.transcriptIndex;
             sent.endToken = piece.transcriptIndex + 1;
+            grew = true;
             continue;
         }
         if (!m_streaming) {
             m_messages.emplace_back().role = TurnRole::Assistant;
+            m_reply = StreamedReply(m_callMarkers);
             m_streaming = true;
             render();
         }
         ChatMessage& reply = m_messages.last();
         if (reply.firstToken < 0) reply.firstToken = piece.transcriptIndex;
         reply.endToken = piece.transcriptIndex + 1;
-        if (!piece.control) reply.text += piece.text;
+        m_reply.append(piece);
         grew = true;
     }
-    if (grew) renderLast();
+    if (!grew) return;
+    if (m_streaming) m_messages.last().text = m_reply.text();
+    layOutLast();
+    renderMessage(m_messages.size() - 1);
+}
+
+void ChatView::layOutLast() {
+    if (m_messages.isEmpty() || m_texts.size() != m_messages.size()) return;
+    m_texts.last() = layOnTokens(std::span(&m_messages.constLast(), 1), m_tokenTexts).constFirst();
 }
 
 void ChatView::finishReply(const QList<ToolCallView>& calls, double confidence,
@@ -146,21 +176,42 @@ void ChatView::appendNote(const QString& note) {
 
 ChatView::Fade ChatView::fadeOf(qsizetype message) const {
     const ChatMessage& shown = m_messages[message];
-    if (!shown.hasTokens() || shown.firstToken >= m_fadedBefore) return Fade::None;
-    return shown.endToken <= m_fadedBefore ? Fade::Wholly : Fade::Partly;
+    Fade fade;
+    if (!shown.hasTokens() || shown.firstToken >= m_fadedBefore) return fade;
+    if (shown.endToken > m_fadedBefore) {
+        fade.left = Fade::Left::Partly;
+        const TextOnTokens& text = m_texts[message];
+        if (text.isKnown()) {
+            fade.chars = text.fadedLength(m_fadedBefore);
+            return fade;
+        }
+    } else {
+        fade.left = Fade::Left::Wholly;
+    }
+    fade.box = true;
+    fade.chars = shown.text.trimmed().size();
+    return fade;
 }
 
 bool ChatView::isFaded(qsizetype message) const {
-    return message >= 0 && message < m_messages.size() && fadeOf(message) != Fade::None;
+    return message >= 0 && message < m_messages.size() && fadeOf(message).left != Fade::Left::None;
+}
+
+qsizetype ChatView::fadedLength(qsizetype message) const {
+    return message >= 0 && message < m_messages.size() ? fadeOf(message).chars : 0;
+}
+
+int ChatView::textPosition(qsizetype message) const {
+    if (message < 0 || message >= m_frames.size() || m_messages[message].text.trimmed().isEmpty())
+        return -1;
+    // fill(): the header's block, then the text's.
+    return document()->findBlock(m_frames[message]->firstPosition()).next().position();
 }
 
 void ChatView::setFadedBefore(qint64 index) {
     m_fadedBefore = index;
     for (qsizetype i = 0; i < m_fades.size(); ++i)
-        if (fadeOf(i) != m_fades[i]) {
-            render();
-            return;
-        }
+        if (fadeOf(i) != m_fades[i]) renderMessage(i);
 }
 
 bool ChatView::isScrolledToBottom() const {
@@ -171,6 +222,8 @@ bool ChatView::isScrolledToBottom() const {
 void ChatView::render() {
     const bool follow = isScrolledToBottom();
     const int scrolled = verticalScrollBar()->value();
+    m_texts =
+        layOnTokens(std::span(m_messages.constData(), size_t(m_messages.size())), m_tokenTexts);
     document()->clear();
     m_frames.clear();
     m_fades.clear();
@@ -180,48 +233,49 @@ void ChatView::render() {
         for (; note < m_notes.size() && m_notes[note].first <= i; ++note)
             insertNote(cursor, m_notes[note].second);
         if (i == m_messages.size()) break;
-        const QPalette colors = fadeOf(i) == Fade::None ? palette() : fadedPalette(palette());
-        QTextFrameFormat box;
-        box.setBackground(boxColor(m_messages[i].role, colors));
-        box.setPadding(8);
-        box.setTopMargin(4);
-        box.setBottomMargin(4);
-        box.setBorder(0);
-        m_frames.append(cursor.insertFrame(box));
-        m_fades.append(fadeOf(i));
+        const Fade fade = fadeOf(i);
+        const QPalette colors = fade.box ? fadedPalette(palette()) : palette();
+        m_frames.append(cursor.insertFrame(boxFormat(m_messages[i].role, colors)));
+        m_fades.append(fade);
         fill(cursor, i);
         cursor.movePosition(QTextCursor::End); // out of the box
     }
     verticalScrollBar()->setValue(follow ? verticalScrollBar()->maximum() : scrolled);
 }
 
-void ChatView::renderLast() {
-    if (m_frames.size() != m_messages.size() || m_frames.isEmpty()) return render();
+void ChatView::renderMessage(qsizetype index) {
+    if (m_frames.size() != m_messages.size() || index < 0 || index >= m_frames.size())
+        return render();
     const bool follow = isScrolledToBottom();
-    QTextFrame* frame = m_frames.last();
+    const int scrolled = verticalScrollBar()->value();
+    const Fade fade = fadeOf(index);
+    QTextFrame* frame = m_frames[index];
     QTextCursor cursor(document());
     cursor.beginEditBlock();
+    frame->setFrameFormat(
+        boxFormat(m_messages[index].role, fade.box ? fadedPalette(palette()) : palette()));
     cursor.setPosition(frame->firstPosition());
     cursor.setPosition(frame->lastPosition(), QTextCursor::KeepAnchor);
     cursor.removeSelectedText();
-    fill(cursor, m_messages.size() - 1);
+    fill(cursor, index);
     cursor.endEditBlock();
-    if (follow) verticalScrollBar()->setValue(verticalScrollBar()->maximum());
+    m_fades[index] = fade;
+    verticalScrollBar()->setValue(follow ? verticalScrollBar()->maximum() : scrolled);
 }
 
 void ChatView::fill(QTextCursor& cursor, qsizetype index) {
     const ChatMessage& message = m_messages[index];
     const Fade fade = fadeOf(index);
-    const QPalette colors = fade == Fade::None ? palette() : fadedPalette(palette());
+    const QPalette colors = fade.box ? fadedPalette(palette()) : palette();
 
     QTextCharFormat speaker;
     speaker.setFontWeight(QFont::Bold);
     speaker.setForeground(speakerColor(message.role, colors));
     cursor.insertText(speakerName(message.role), speaker);
     const QTextCharFormat muted = mutedFormat(colors, 0.85);
-    if (fade != Fade::None)
-        cursor.insertText(fade == Fade::Wholly ? tr("  · left the KV window")
-                                               : tr("  · partly left the KV window"),
+    if (fade.left != Fade::Left::None)
+        cursor.insertText(fade.left == Fade::Left::Wholly ? tr("  · left the KV window")
+                                                          : tr("  · partly left the KV window"),
                           muted);
     QTextCharFormat link = muted;
     link.setAnchor(true);
@@ -239,10 +293,18 @@ void ChatView::fill(QTextCursor& cursor, qsizetype index) {
     if (message.role == TurnRole::ToolResult)
         body.setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     const QString text = message.text.trimmed();
+    const bool streaming = m_streaming && index == m_messages.size() - 1;
     if (!text.isEmpty()) {
         cursor.insertBlock(QTextBlockFormat(), body);
-        cursor.insertText(text, body);
-    } else if (m_streaming && index == m_messages.size() - 1 && message.calls.isEmpty()) {
+        QTextCharFormat faded = body;
+        faded.setForeground(fadedPalette(palette()).color(QPalette::Text));
+        cursor.insertText(text.left(fade.chars), faded);
+        cursor.insertText(text.mid(fade.chars), body);
+    }
+    if (streaming && m_reply.writingCall()) {
+        cursor.insertBlock(QTextBlockFormat(), body);
+        cursor.insertText(tr("Writing a tool call…"), mutedFormat(colors, 1.0));
+    } else if (streaming && text.isEmpty()) {
         cursor.insertBlock(QTextBlockFormat(), body);
         cursor.insertText(QStringLiteral("…"), mutedFormat(colors, 1.0));
     }
@@ -270,7 +332,10 @@ void ChatView::insertNote(QTextCursor& cursor, const QString& note) {
 }
 
 qsizetype ChatView::messageAt(const QPoint& viewportPoint) const {
-    const int position = cursorForPosition(viewportPoint).position();
+    return messageAtPosition(cursorForPosition(viewportPoint).position());
+}
+
+qsizetype ChatView::messageAtPosition(int position) const {
     for (qsizetype i = 0; i < m_frames.size(); ++i)
         if (position >= m_frames[i]->firstPosition() && position <= m_frames[i]->lastPosition())
             return i;
