@@ -1,6 +1,7 @@
 // The playground from the keyboard: Ctrl+L to the message box, Enter or Ctrl+Enter to send as
 // the Chat menu's setting says (kept for the next start), Show tokens on Ctrl+T, the chat
-// exported as Markdown, and every new menu entry showing its shortcut.
+// exported as Markdown, every shortcut the README names shown in its menu, and every menu entry
+// reachable from the keyboard (a mnemonic or a shortcut).
 #include <QtTest>
 
 #include "chat_panel/chat_panel.h"
@@ -13,6 +14,7 @@
 #include <QApplication>
 #include <QFile>
 #include <QMenuBar>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 
 using namespace sinkscope;
@@ -102,19 +104,33 @@ private slots:
         QVERIFY(!window->exportChat(dir.filePath(QStringLiteral("missing/folder/chat.md"))));
     }
 
+    // The shortcuts the README names, and Open Model's and the View menu's tabs (Quit takes the
+    // platform's own key, none on some).
     void menusShowTheirShortcuts_data() {
         QTest::addColumn<QString>("menu");
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("shortcut");
-        QTest::newRow("message box") << "&Chat"
-                                     << "&Message Box"
-                                     << "Ctrl+L";
-        QTest::newRow("export chat") << "&File"
-                                     << "Export C&hat…"
-                                     << "Ctrl+Shift+E";
-        QTest::newRow("export heatmap") << "&File"
-                                        << "&Export Heatmap…"
-                                        << "Ctrl+E";
+        const struct {
+            const char* menu;
+            const char* text;
+            const char* shortcut;
+        } rows[] = {
+            {"&File", "&Open Model…", "Ctrl+O"},
+            {"&File", "&Save Session…", "Ctrl+S"},
+            {"&File", "Open &Session…", "Ctrl+Shift+O"},
+            {"&File", "&Export Heatmap…", "Ctrl+E"},
+            {"&File", "Export C&hat…", "Ctrl+Shift+E"},
+            {"&Chat", "&New Chat", "Ctrl+N"},
+            {"&Chat", "&Stop", "Esc"},
+            {"&Chat", "&Message Box", "Ctrl+L"},
+            {"&Chat", "Copy Chat as &Markdown", "Ctrl+Shift+C"},
+            {"&View", "Show &Tokens", "Ctrl+T"},
+            {"&View", "Mask", "Ctrl+1"},
+            {"&View", "Policies", "Ctrl+6"},
+            {"&Help", "&Model Information…", "Ctrl+I"},
+        };
+        for (const auto& row : rows)
+            QTest::newRow(row.text) << row.menu << row.text << row.shortcut;
     }
 
     void menusShowTheirShortcuts() {
@@ -126,6 +142,29 @@ private slots:
         QAction* action = menuAction(window->menuBar(), menu, text);
         QVERIFY2(action, qPrintable(text));
         QCOMPARE(action->shortcut().toString(), shortcut);
+    }
+
+    // Alt and a menu's mnemonic open it; each entry that can be chosen then has its own mnemonic
+    // or a shortcut.
+    void everyMenuEntryIsReachableByKeyboard() {
+        WindowPtr window = openWindow();
+        QVERIFY(window);
+        const QRegularExpression mnemonic(QStringLiteral("&[^&\\s]"));
+        QList<QMenu*> menus;
+        for (QAction* top : window->menuBar()->actions()) {
+            QVERIFY2(top->text().contains(mnemonic), qPrintable(top->text()));
+            if (top->menu()) menus << top->menu();
+        }
+        QVERIFY(menus.size() >= 4);
+        while (!menus.isEmpty()) {
+            QMenu* menu = menus.takeFirst();
+            for (QAction* action : menu->actions()) {
+                if (action->isSeparator() || !action->isEnabled()) continue; // "No recent models"
+                if (action->menu()) menus << action->menu();
+                QVERIFY2(action->text().contains(mnemonic) || !action->shortcut().isEmpty(),
+                         qPrintable(menu->title() + QStringLiteral(" > ") + action->text()));
+            }
+        }
     }
 
     // Show tokens is in the View menu, and Ctrl+T switches between the readable chat and the

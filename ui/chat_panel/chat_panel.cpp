@@ -121,6 +121,15 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_status);
     layout->addLayout(inputRow);
 
+    // Tab from the message box: Send (Stop while answering), the chat (the sink block and the
+    // tokens when shown), a call's result box, then the chat's own buttons. Creation order would
+    // start at the sink block and end at the input.
+    QWidget* const tabChain[] = {m_input,        m_send,     m_stop,      m_sinkBlock,
+                                 m_transcript,   m_chatView, m_resultBox, showTokensButton,
+                                 copyChatButton, m_newChat};
+    for (size_t i = 1; i < std::size(tabChain); ++i)
+        setTabOrder(tabChain[i - 1], tabChain[i]);
+
     connect(m_input, &MessageInput::submitted, this, &ChatPanel::submit);
     connect(m_send, &QPushButton::clicked, this, &ChatPanel::submit);
     connect(m_stop, &QPushButton::clicked, this, &ChatPanel::stopRequested);

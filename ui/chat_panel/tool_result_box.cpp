@@ -41,10 +41,15 @@ ToolResultBox::ToolResultBox(QWidget* parent) : QWidget(parent) {
     m_error->hide();
     m_canned = new QPushButton(tr("Use preset result"), this);
     m_canned->setObjectName(QStringLiteral("cannedResultButton"));
+    m_dismiss = new QPushButton(tr("Dismiss"), this);
+    m_dismiss->setObjectName(QStringLiteral("dismissResultButton"));
+    m_dismiss->setToolTip(tr("Answer nothing; the next message continues the chat"));
     m_send = new QPushButton(tr("Send result"), this);
     m_send->setObjectName(QStringLiteral("sendResultButton"));
-    m_dismiss = new QPushButton(tr("Dismiss"), this);
-    m_dismiss->setToolTip(tr("Answer nothing; the next message continues the chat"));
+    // Focus lands in the editor, and a tab order set around the box (which takes a focus policy
+    // for that) keeps the editor and the buttons, in the order made, together.
+    setFocusPolicy(Qt::TabFocus);
+    setFocusProxy(m_editor);
 
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_title, 1);

@@ -79,6 +79,7 @@ PoliciesPanel::PoliciesPanel(QWidget* parent) : QWidget(parent) {
     createTable();
     m_slots = new PolicySlotsView(this);
     auto* slotsScroll = new QScrollArea(this);
+    slotsScroll->setObjectName(QStringLiteral("policySlotsScroll"));
     slotsScroll->setWidget(m_slots);
     slotsScroll->setWidgetResizable(true);
 
@@ -95,6 +96,10 @@ PoliciesPanel::PoliciesPanel(QWidget* parent) : QWidget(parent) {
     layout->addLayout(controls);
     layout->addWidget(createRunControls());
     layout->addWidget(splitter, 1);
+    // The run row is made after the views it is drawn above.
+    setTabOrder(m_pngButton, m_chartView);
+    setTabOrder(m_chartView, m_table);
+    setTabOrder(m_table, slotsScroll);
     setState(tr("Pick a text and policies, then Run."));
     updateButtons();
 }
@@ -110,6 +115,7 @@ QString PoliciesPanel::builtInStory() {
 QWidget* PoliciesPanel::createTextControls() {
     auto* box = new QGroupBox(tr("Text"), this);
     m_storySource = new QRadioButton(tr("Built-in story"), box);
+    m_storySource->setObjectName(QStringLiteral("policyStorySource"));
     m_fileSource = new QRadioButton(tr("File"), box);
     m_transcriptSourceButton = new QRadioButton(tr("Chat transcript"), box);
     m_storySource->setChecked(true);
@@ -118,6 +124,7 @@ QWidget* PoliciesPanel::createTextControls() {
     for (QRadioButton* button : {m_storySource, m_fileSource, m_transcriptSourceButton})
         group->addButton(button);
     auto* open = new QPushButton(tr("Open…"), box);
+    open->setObjectName(QStringLiteral("policyOpenButton"));
     connect(open, &QPushButton::clicked, this, &PoliciesPanel::chooseTextFile);
     m_fileLabel = new QLabel(box);
     m_fileLabel->setObjectName(QStringLiteral("policyFileLabel"));
@@ -139,6 +146,7 @@ QWidget* PoliciesPanel::createPolicyControls() {
     const std::vector<Policy> policies = defaultPolicies();
     for (size_t i = 0; i < policies.size(); ++i) {
         auto* check = new QCheckBox(QString::fromStdString(policyName(policies[i])), box);
+        check->setObjectName(QStringLiteral("policy %1").arg(i));
         check->setChecked(policies[i].kind != PolicyKind::Recompute); // the slow one is opt-in
         connect(check, &QCheckBox::toggled, this, &PoliciesPanel::updateButtons);
         m_policyBoxes << check;
@@ -171,14 +179,18 @@ QWidget* PoliciesPanel::createPolicyControls() {
 QWidget* PoliciesPanel::createRunControls() {
     auto* row = new QWidget(this);
     m_runButton = new QPushButton(tr("Run"), row);
+    m_runButton->setObjectName(QStringLiteral("policyRunButton"));
     m_stopButton = new QPushButton(tr("Stop"), row);
+    m_stopButton->setObjectName(QStringLiteral("policyStopButton"));
     m_progress = new QProgressBar(row);
     m_progress->setRange(0, kProgressScale);
     m_progress->setValue(0);
     m_state = new QLabel(row);
     m_state->setObjectName(QStringLiteral("policyRunState"));
     m_csvButton = new QPushButton(tr("Export CSV…"), row);
+    m_csvButton->setObjectName(QStringLiteral("policyCsvButton"));
     m_pngButton = new QPushButton(tr("Export PNG…"), row);
+    m_pngButton->setObjectName(QStringLiteral("policyPngButton"));
     connect(m_runButton, &QPushButton::clicked, this, &PoliciesPanel::onRunClicked);
     connect(m_stopButton, &QPushButton::clicked, this, &PoliciesPanel::stopRequested);
     connect(m_csvButton, &QPushButton::clicked, this, &PoliciesPanel::chooseCsvPath);
@@ -214,6 +226,7 @@ void PoliciesPanel::createChart() {
     m_chart->addAxis(m_xAxis, Qt::AlignBottom);
     m_chart->addAxis(m_yAxis, Qt::AlignLeft);
     m_chartView = new QChartView(m_chart, this);
+    m_chartView->setObjectName(QStringLiteral("policyChart"));
     m_chartView->setRenderHint(QPainter::Antialiasing);
     m_chartView->setMinimumHeight(220);
     m_chartView->viewport()->installEventFilter(this);
@@ -222,6 +235,7 @@ void PoliciesPanel::createChart() {
 void PoliciesPanel::createTable() {
     m_table = new QTableWidget(0, ColumnCount, this);
     m_table->setObjectName(QStringLiteral("policyFigures"));
+    m_table->setTabKeyNavigation(false); // Tab leaves the table; the arrows move within it
     m_table->setHorizontalHeaderLabels({tr("Policy"), tr("Perplexity"),
                                         tr("Last %1").arg(kTailPositions), tr("Tokens/s"),
                                         tr("KV bytes")});

@@ -100,6 +100,11 @@ QWidget* SettingsPanel::createModelGroup() {
 
 QWidget* SettingsPanel::createCacheGroup() {
     auto* group = new QGroupBox(tr("KV cache (changes rebuild the session)"), this);
+    // Made in the order drawn, which is the tab order.
+    m_useModelHints = new QCheckBox(group);
+    m_useModelHints->setObjectName(QStringLiteral("useModelHints"));
+    m_useModelHints->setToolTip(
+        tr("A model may carry the window and positions it was trained with in its metadata."));
     m_kvWindow = committingSpin<QSpinBox>(group, "kvWindow");
     m_kvWindow->setRange(0, 1 << 20);
     m_kvWindow->setSpecialValueText(tr("budget"));
@@ -120,10 +125,6 @@ QWidget* SettingsPanel::createCacheGroup() {
                          {tr("None"), int(SinkMode::None)}});
     m_firstN = committingSpin<QSpinBox>(group, "firstN");
     m_firstN->setRange(0, 4096);
-    m_useModelHints = new QCheckBox(group);
-    m_useModelHints->setObjectName(QStringLiteral("useModelHints"));
-    m_useModelHints->setToolTip(
-        tr("A model may carry the window and positions it was trained with in its metadata."));
     showModelHints();
 
     QFormLayout* form = valueForm(group);
@@ -176,17 +177,17 @@ QWidget* SettingsPanel::createGenerationGroup() {
     auto* group = new QGroupBox(tr("Replies"), this);
     m_maxNewTokens = committingSpin<QSpinBox>(group, "maxNewTokens");
     m_maxNewTokens->setRange(1, 1 << 20);
-    m_stopAtNewline = new QCheckBox(tr("End a reply at the end of its line"), group);
-    m_stopAtNewline->setObjectName(QStringLiteral("stopAtNewline"));
-    m_ignoreEos = new QCheckBox(
-        tr("Keep going past end-of-text, no tool calls (watch the window slide)"), group);
-    m_ignoreEos->setObjectName(QStringLiteral("ignoreEos"));
     m_calls = comboWith(group, "callPolicy",
                         {{tr("The model decides"), int(CallPolicy::Auto)},
                          {tr("Always call a tool"), int(CallPolicy::Required)},
                          {tr("Never call (text only)"), int(CallPolicy::None)}});
     m_calls->setToolTip(
         tr("Calls are decoded under the pinned tools' grammar: always well-formed."));
+    m_stopAtNewline = new QCheckBox(tr("End a reply at the end of its line"), group);
+    m_stopAtNewline->setObjectName(QStringLiteral("stopAtNewline"));
+    m_ignoreEos = new QCheckBox(
+        tr("Keep going past end-of-text, no tool calls (watch the window slide)"), group);
+    m_ignoreEos->setObjectName(QStringLiteral("ignoreEos"));
 
     QFormLayout* form = valueForm(group);
     form->addRow(tr("Max new tokens"), m_maxNewTokens);

@@ -52,6 +52,8 @@ KvCacheView::KvCacheView(QWidget* parent) : QWidget(parent) {
 // over a thousand slots only repaint the visible rows.
 void KvCacheView::configureTable() {
     m_table->setModel(m_model);
+    m_table->setObjectName(QStringLiteral("kvSlotTable"));
+    m_table->setTabKeyNavigation(false); // Tab leaves the table; the arrows move within it
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);

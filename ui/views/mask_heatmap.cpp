@@ -26,8 +26,10 @@ constexpr double kExportMaxCellSize = 16.0;
 constexpr QSize kSwatchSize(14, 14);
 constexpr QSize kRampSize(42, 14);
 
-QToolButton* toolButton(const QString& text, const QString& tip, QWidget* parent) {
+QToolButton* toolButton(const QString& name, const QString& text, const QString& tip,
+                        QWidget* parent) {
     auto* button = new QToolButton(parent);
+    button->setObjectName(name);
     button->setText(text);
     button->setToolTip(tip);
     button->setAutoRaise(true);
@@ -38,6 +40,7 @@ QToolButton* toolButton(const QString& text, const QString& tip, QWidget* parent
 
 MaskHeatmap::MaskHeatmap(QWidget* parent) : QWidget(parent) {
     m_canvas = new MaskCanvas(m_rows, this);
+    m_canvas->setObjectName(QStringLiteral("maskCanvas"));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
@@ -62,14 +65,19 @@ QWidget* MaskHeatmap::createToolBar() {
     auto* bar = new QWidget(this);
     auto* layout = new QHBoxLayout(bar);
     layout->setContentsMargins(2, 2, 2, 0);
-    auto* zoomOutButton = toolButton(QStringLiteral("−"), tr("Zoom out (Ctrl+wheel)"), bar);
-    auto* zoomInButton = toolButton(QStringLiteral("+"), tr("Zoom in (Ctrl+wheel)"), bar);
-    auto* fitButton = toolButton(tr("Fit"), tr("Show the whole matrix"), bar);
-    m_followButton = toolButton(tr("Follow"), tr("Keep the newest row in view"), bar);
+    auto* zoomOutButton = toolButton(QStringLiteral("maskZoomOut"), QStringLiteral("−"),
+                                     tr("Zoom out (Ctrl+wheel)"), bar);
+    auto* zoomInButton = toolButton(QStringLiteral("maskZoomIn"), QStringLiteral("+"),
+                                    tr("Zoom in (Ctrl+wheel)"), bar);
+    auto* fitButton =
+        toolButton(QStringLiteral("maskFit"), tr("Fit"), tr("Show the whole matrix"), bar);
+    m_followButton = toolButton(QStringLiteral("maskFollow"), tr("Follow"),
+                                tr("Keep the newest row in view"), bar);
     m_followButton->setCheckable(true);
     m_followButton->setChecked(m_canvas->isFollowing());
-    auto* exportButton = toolButton(
-        tr("Export…"), tr("Save the whole matrix as a PNG image or an SVG drawing"), bar);
+    auto* exportButton =
+        toolButton(QStringLiteral("maskExport"), tr("Export…"),
+                   tr("Save the whole matrix as a PNG image or an SVG drawing"), bar);
     m_status = new QLabel(bar);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
@@ -86,6 +94,7 @@ QWidget* MaskHeatmap::createToolBar() {
         layout->addWidget(widget);
     layout->addStretch(1);
     layout->addWidget(m_status);
+    setTabOrder(exportButton, m_canvas); // the canvas was made first; it is drawn below the bar
     return bar;
 }
 

@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
 #include <QFontDatabase>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -55,6 +57,32 @@ std::optional<ToolsPreset> parsePreset(const QByteArray& bytes) {
     return parsed;
 }
 
+// Ctrl+Tab and Ctrl+Shift+Tab move focus out of the editor, where Tab indents: the way out of a
+// code editor for the keyboard. They are passed on as Tab and Shift+Tab with Tab changing focus
+// for that one key, so that Qt's own tab chain picks the next control.
+class TabLeavesEditor : public QObject {
+public:
+    explicit TabLeavesEditor(QPlainTextEdit* editor) : QObject(editor), m_editor(editor) {}
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (watched != m_editor || event->type() != QEvent::KeyPress) return false;
+        const auto* key = static_cast<QKeyEvent*>(event);
+        const bool tab = key->key() == Qt::Key_Tab || key->key() == Qt::Key_Backtab;
+        if (!tab || !(key->modifiers() & Qt::ControlModifier)) return false;
+        const bool back = key->key() == Qt::Key_Backtab || (key->modifiers() & Qt::ShiftModifier);
+        QKeyEvent plain(QEvent::KeyPress, back ? Qt::Key_Backtab : Qt::Key_Tab,
+                        back ? Qt::ShiftModifier : Qt::NoModifier);
+        m_editor->setTabChangesFocus(true);
+        QCoreApplication::sendEvent(m_editor, &plain);
+        m_editor->setTabChangesFocus(false);
+        return true;
+    }
+
+private:
+    QPlainTextEdit* m_editor;
+};
+
 std::optional<QByteArray> readFile(const QString& path) {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) return std::nullopt;
@@ -64,10 +92,16 @@ std::optional<QByteArray> readFile(const QString& path) {
 } // namespace
 
 ToolsEditor::ToolsEditor(const QString& presetDirectory, QWidget* parent) : QWidget(parent) {
+    // The buttons first: the tab order is the order made, and they are drawn above the editor.
+    QWidget* buttonRow = createButtonRow();
     m_editor = new QPlainTextEdit(this);
+    m_editor->setObjectName(QStringLiteral("toolsText"));
+    m_editor->installEventFilter(new TabLeavesEditor(m_editor));
     m_editor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_editor->setLineWrapMode(QPlainTextEdit::NoWrap);
-    m_editor->setTabChangesFocus(false);
+    m_editor->setTabChangesFocus(false); // a code editor: Tab indents, Ctrl+Tab leaves
+    m_editor->setToolTip(tr("Tab indents; Ctrl+Tab and Ctrl+Shift+Tab move to the next and "
+                            "previous control."));
     m_editor->setPlaceholderText(
         tr("[{\"name\": \"...\", \"description\": \"...\", \"parameters\": {...}}]"));
     m_highlighter = new JsonHighlighter(m_editor->document(), palette());
@@ -87,7 +121,7 @@ ToolsEditor::ToolsEditor(const QString& presetDirectory, QWidget* parent) : QWid
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(createButtonRow());
+    layout->addWidget(buttonRow);
     layout->addWidget(m_description);
     layout->addWidget(m_editor, 1);
     layout->addWidget(m_errorLabel);
@@ -113,11 +147,15 @@ QWidget* ToolsEditor::createButtonRow() {
     auto* layout = new QHBoxLayout(row);
     layout->setContentsMargins(0, 0, 0, 0);
     m_presetBox = new QComboBox(row);
+    m_presetBox->setObjectName(QStringLiteral("toolsPresetBox"));
     m_presetBox->setPlaceholderText(tr("Choose a preset…"));
     m_presetBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     auto* openButton = new QPushButton(tr("Open…"), row);
+    openButton->setObjectName(QStringLiteral("toolsOpenButton"));
     auto* saveButton = new QPushButton(tr("Save…"), row);
+    saveButton->setObjectName(QStringLiteral("toolsSaveButton"));
     auto* applyButton = new QPushButton(tr("Apply"), row);
+    applyButton->setObjectName(QStringLiteral("toolsApplyButton"));
     applyButton->setDefault(true);
     applyButton->setToolTip(tr("Check the tools and use them for the next turns"));
 

@@ -92,6 +92,9 @@ MainWindow::~MainWindow() {
 void MainWindow::createWidgets() {
     m_banner = new StatusBanner(this);
     m_chat = new ChatPanel(this);
+    // Made before its pages: Tab goes from the chat to the tab bar, then the page shown.
+    m_tabs = new QTabWidget(this);
+    m_tabs->setObjectName(QStringLiteral("inspectorTabs"));
     m_heatmap = new views::MaskHeatmap(this);
     m_kvView = new views::KvCacheView(this);
     m_toolsPage = new ToolsPage(this);
@@ -103,9 +106,8 @@ void MainWindow::createWidgets() {
     settingsScroll->setWidget(m_settingsPanel);
     settingsScroll->setWidgetResizable(true);
     settingsScroll->setFrameShape(QFrame::NoFrame);
+    settingsScroll->setFocusPolicy(Qt::NoFocus); // Tab goes to its fields, which scroll in view
 
-    m_tabs = new QTabWidget(this);
-    m_tabs->setObjectName(QStringLiteral("inspectorTabs"));
     m_tabs->addTab(m_heatmap, tr("Mask"));
     m_tabs->addTab(m_kvView, tr("KV cache"));
     m_tabs->addTab(m_toolsPage, tr("Tools"));
