@@ -18,6 +18,10 @@
 
 namespace sinkscope::test {
 
+// Two tools: ping(host), its string argument required, and stop(), without arguments.
+inline constexpr const char* kPingStopTools =
+    R"([{"name":"ping","parameters":{"type":"object","properties":{"host":{"type":"string"}},"required":["host"]}},{"name":"stop"}])";
+
 inline const std::vector<std::string> kNeedleMarkers = {
     "<|im_start|>", "<|im_end|>",   "<tools>",       "</tools>",
     "<tool_call>",  "</tool_call>", "<tool_result>", "</tool_result>"};

@@ -20,8 +20,7 @@ using sinkscope::test::smallSpec;
 
 namespace {
 
-constexpr const char* kTools =
-    R"([{"name":"ping","parameters":{"type":"object","properties":{"host":{"type":"string"}},"required":["host"]}},{"name":"stop"}])";
+constexpr const char* kTools = test::kPingStopTools;
 constexpr const char* kFacts = "The user lives in Porto.";
 
 ToolSet toolsFrom(const char* json) {

@@ -16,8 +16,7 @@ using sinkscope::test::smallSpec;
 
 namespace {
 
-constexpr const char* kTools =
-    R"([{"name":"ping","parameters":{"type":"object","properties":{"host":{"type":"string"}},"required":["host"]}},{"name":"stop"}])";
+constexpr const char* kTools = test::kPingStopTools;
 constexpr const char* kOtherTools =
     R"([{"name":"reboot","parameters":{"type":"object","properties":{"host":{"type":"string"},"force":{"type":"boolean"}}}}])";
 constexpr int kChunk = 8;
