@@ -55,12 +55,17 @@ struct DotLanes {
 };
 
 #if SINKSCOPE_KERNEL_ISA >= 2
-// With 32 vector registers the sixteen lanes of sixteen dots stay in registers, where DotLanes
-// keeps them in memory (a load and a store around every multiply-add): lane j is acc[j], dot e its
-// element e. The same multiply-adds in the same order, then DotLanes::fold's adds: the same bits.
-// Dots e in [0, 16) of a[0..n) with rows[j * stride + e], folded, times scale, into out[16].
-void sixteenDotsInRegisters(const float* a, const float* rows, size_t stride, size_t n, float scale,
-                            float* out) {
+// With 32 vector registers the sixteen lanes of up to sixteen dots stay in registers, where
+// DotLanes keeps them in memory (a load and a store around every multiply-add): lane j is acc[j],
+// dot e its element e. The same multiply-adds in the same order, then DotLanes::fold's adds: the
+// same bits. Dots e in [0, Dots) of a[0..n) with rows[j * stride + e], folded, times scale, into
+// out[Dots]; with Dots = 8 (stories260K's heads) the loads and the store are masked to eight
+// values, so nothing past them is read or written.
+template <int Dots>
+void dotsInRegisters(const float* a, const float* rows, size_t stride, size_t n, float scale,
+                     float* out) {
+    static_assert(Dots == 8 || Dots == 16);
+    constexpr auto kMask = static_cast<__mmask16>(Dots == 16 ? 0xffff : 0x00ff);
     __m512 acc[kLanes];
     for (int l = 0; l < kLanes; ++l)
         acc[l] = _mm512_setzero_ps();
@@ -69,19 +74,19 @@ void sixteenDotsInRegisters(const float* a, const float* rows, size_t stride, si
 #pragma GCC unroll 16
         for (int l = 0; l < kLanes; ++l)
             acc[l] = _mm512_fmadd_ps(_mm512_set1_ps(a[j + l]),
-                                     _mm512_loadu_ps(rows + (j + l) * stride), acc[l]);
+                                     _mm512_maskz_loadu_ps(kMask, rows + (j + l) * stride), acc[l]);
 #pragma GCC unroll 16
     for (int l = 0; l < kLanes; ++l) // constant indices keep acc in registers
         if (j + l < n)
             acc[l] = _mm512_fmadd_ps(_mm512_set1_ps(a[j + l]),
-                                     _mm512_loadu_ps(rows + (j + l) * stride), acc[l]);
+                                     _mm512_maskz_loadu_ps(kMask, rows + (j + l) * stride), acc[l]);
     for (int i = 0; i < 8; ++i)
         acc[i] = _mm512_add_ps(acc[i + 8], acc[i]);
     for (int i = 0; i < 4; ++i)
         acc[i] = _mm512_add_ps(acc[i + 4], acc[i]);
     const __m512 folded =
         _mm512_add_ps(_mm512_add_ps(acc[0], acc[2]), _mm512_add_ps(acc[1], acc[3]));
-    _mm512_storeu_ps(out, _mm512_mul_ps(folded, _mm512_set1_ps(scale)));
+    _mm512_mask_storeu_ps(out, kMask, _mm512_mul_ps(folded, _mm512_set1_ps(scale)));
 }
 #endif
 
@@ -92,8 +97,8 @@ void scoreSlots(const float* query, const float* keyColumns, size_t stride, int 
                 size_t first, float scale, float* scores, int width) {
 #if SINKSCOPE_KERNEL_ISA >= 2
     if constexpr (Width == kLanes) {
-        sixteenDotsInRegisters(query, keyColumns + first, stride, static_cast<size_t>(headDim),
-                               scale, scores + first);
+        dotsInRegisters<kLanes>(query, keyColumns + first, stride, static_cast<size_t>(headDim),
+                                scale, scores + first);
         return;
     }
 #endif
@@ -128,8 +133,8 @@ template <int Width>
 void weighValues(const float* weights, const float* valueRows, size_t kept, size_t rowStride,
                  float* out, int width) {
 #if SINKSCOPE_KERNEL_ISA >= 2
-    if constexpr (Width == kLanes) {
-        sixteenDotsInRegisters(weights, valueRows, rowStride, kept, 1.0f, out);
+    if constexpr (Width == kLanes || Width == 8) {
+        dotsInRegisters<Width>(weights, valueRows, rowStride, kept, 1.0f, out);
         return;
     }
 #endif
