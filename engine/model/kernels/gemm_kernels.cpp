@@ -56,40 +56,9 @@ constexpr int kRows = 4;
 constexpr int kF32Tokens = SINKSCOPE_KERNEL_ISA >= 2 ? 4 : 2; // AVX-512 has 32 registers
 
 #if SINKSCOPE_KERNEL_ISA >= 2
-// The same sums with the sixteen outputs' lanes in registers and folded there: the portable
-// loop below leaves them in memory and folds them one value at a time, which cost as much as the
-// multiply-adds for rows of a few hundred values (needle-nano's 192, the 24M model's 288). The
-// tail takes a masked multiply-add, so lanes past it keep their value as they do below.
+// The same sums with the outputs' lanes in registers (model/kernels/avx512_fold.h).
 void f32Tile(const float* w, int64_t cols, const float* x, float* out, size_t outStride) {
-    __m512 lanes[kRows][kF32Tokens];
-    for (int k = 0; k < kRows; ++k)
-        for (int t = 0; t < kF32Tokens; ++t)
-            lanes[k][t] = _mm512_setzero_ps();
-    int64_t c = 0;
-    for (; c + 16 <= cols; c += 16) {
-        __m512 inputs[kF32Tokens];
-        for (int t = 0; t < kF32Tokens; ++t)
-            inputs[t] = _mm512_loadu_ps(x + t * cols + c);
-        for (int k = 0; k < kRows; ++k) {
-            const __m512 weights = _mm512_loadu_ps(w + k * cols + c);
-            for (int t = 0; t < kF32Tokens; ++t)
-                lanes[k][t] = _mm512_fmadd_ps(weights, inputs[t], lanes[k][t]);
-        }
-    }
-    if (c < cols) {
-        const auto tail = static_cast<__mmask16>((1u << (cols - c)) - 1);
-        __m512 inputs[kF32Tokens];
-        for (int t = 0; t < kF32Tokens; ++t)
-            inputs[t] = _mm512_maskz_loadu_ps(tail, x + t * cols + c);
-        for (int k = 0; k < kRows; ++k) {
-            const __m512 weights = _mm512_maskz_loadu_ps(tail, w + k * cols + c);
-            for (int t = 0; t < kF32Tokens; ++t)
-                lanes[k][t] = _mm512_mask3_fmadd_ps(weights, inputs[t], lanes[k][t], tail);
-        }
-    }
-    for (int k = 0; k < kRows; ++k)
-        for (int t = 0; t < kF32Tokens; ++t)
-            out[t * outStride + k] = foldRegister(lanes[k][t]);
+    f32TileInRegisters<kRows, kF32Tokens>(w, cols, x, out, outStride);
 }
 #else
 void f32Tile(const float* w, int64_t cols, const float* x, float* out, size_t outStride) {

@@ -70,32 +70,6 @@ void swiglu(float* gate, const float* up, int n) {
 // Each row sums as llama.cpp's tinyBLAS F32 kernel (AVX-512) sums it: 16 lanes with fused
 // multiply-adds over consecutive 16-value chunks, folded halves first. Four rows at a time share
 // each load of x.
-#if SINKSCOPE_KERNEL_ISA >= 2
-// Four rows' sums as the loop below computes them, with their lanes in registers and folded there
-// (model/kernels/avx512_fold.h); the tail takes a masked multiply-add, which leaves the lanes past
-// it as they are.
-void fourRowsInRegisters(const float* rows, int64_t cols, const float* x, float* out) {
-    __m512 lanes[4];
-    for (int k = 0; k < 4; ++k)
-        lanes[k] = _mm512_setzero_ps();
-    int64_t c = 0;
-    for (; c + 16 <= cols; c += 16) {
-        const __m512 input = _mm512_loadu_ps(x + c);
-        for (int k = 0; k < 4; ++k)
-            lanes[k] = _mm512_fmadd_ps(_mm512_loadu_ps(rows + k * cols + c), input, lanes[k]);
-    }
-    if (c < cols) {
-        const auto tail = static_cast<__mmask16>((1u << (cols - c)) - 1);
-        const __m512 input = _mm512_maskz_loadu_ps(tail, x + c);
-        for (int k = 0; k < 4; ++k)
-            lanes[k] = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(tail, rows + k * cols + c),
-                                             input, lanes[k], tail);
-    }
-    for (int k = 0; k < 4; ++k)
-        out[k] = foldRegister(lanes[k]);
-}
-#endif
-
 void matvecF32(const float* w, int64_t cols, const float* x, float* out, int64_t rowBegin,
                int64_t rowEnd) {
     const int64_t fullChunks = cols / 16 * 16;
@@ -104,7 +78,7 @@ void matvecF32(const float* w, int64_t cols, const float* x, float* out, int64_t
     for (; r + 4 <= rowEnd; r += 4) {
         const float* rows = w + static_cast<size_t>(r) * cols;
         prefetchRangeAhead(rows, 4 * static_cast<size_t>(cols) * sizeof(float));
-        fourRowsInRegisters(rows, cols, x, out + r);
+        f32TileInRegisters<4, 1>(rows, cols, x, out + r, 0); // one token: outStride unused
     }
 #endif
     for (; r + 4 <= rowEnd; r += 4) {
