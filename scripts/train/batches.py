@@ -12,6 +12,7 @@ import random
 
 import torch
 
+import induction
 import needle_format
 from model import pad_to_window
 
@@ -31,6 +32,8 @@ def curriculum(index, args):
 
 def make_batch(gen, tok, step, args):
     window = window_for(args.seed, step)
+    if induction.is_induction_step(args.seed, step, args.induction_rate):
+        return induction.make_induction_batch(tok, step, window, args.seed)
     first = step * args.batch
     rendered = [needle_format.render(gen.generate(i, *curriculum(i, args)), tok)
                 for i in range(first, first + args.batch)]
@@ -42,7 +45,7 @@ def make_batch(gen, tok, step, args):
 
     return {"step": step, "window": window, "tokens": sum(len(r.ids) for r in rendered),
             "ids": rows("ids", torch.long), "weight": rows("loss", torch.float),
-            "sink": rows("sink", torch.bool)}
+            "sink": rows("sink", torch.bool), "induction": False}
 
 
 class StepBatches(torch.utils.data.IterableDataset):

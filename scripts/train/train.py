@@ -116,6 +116,8 @@ def parse_args():
     ap.add_argument("--aux-start", type=float, default=0.35)
     ap.add_argument("--aux-end", type=float, default=0.10)
     ap.add_argument("--random-id-rate", type=float, default=0.4)
+    ap.add_argument("--induction-rate", type=float, default=0.3,
+                    help="share of steps that train copying on repeated random pieces (induction.py)")
     ap.add_argument("--d", type=int, default=192)
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--heads", type=int, default=6)
@@ -188,7 +190,7 @@ def main():
 
     stream = batches.batch_stream(gen, tok, step, args)
     run_seconds, next_diag, decaying = 0.0, 0.0, False
-    sums = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0}
+    sums = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "copy_loss": 0.0, "copy_steps": 0}
     while run_seconds < args.minutes * 60:
         if run_seconds >= next_diag:
             run_diagnostics()
@@ -217,18 +219,21 @@ def main():
         dt = time.time() - t0
         train_seconds += dt
         run_seconds += dt
-        for key, value in (("loss", loss.item()), ("steps", 1), ("tokens", batch_tokens),
+        # The loss columns average the conversation steps only; induction steps are printed apart.
+        kind = ("copy_loss", "copy_steps") if batch["induction"] else ("loss", "steps")
+        for key, value in ((kind[0], loss.item()), (kind[1], 1), ("tokens", batch_tokens),
                            ("time", dt)):
             sums[key] += value
         if step % 10 == 0:
             speed = sums["tokens"] / max(sums["time"], 1e-9)
-            writer.writerow([step, tokens_seen, "%.4f" % (sums["loss"] / sums["steps"]),
+            mean_loss = sums["loss"] / max(sums["steps"], 1)
+            writer.writerow([step, tokens_seen, "%.4f" % mean_loss,
                              "%.6f" % lr, "%.1f" % train_seconds, "%.0f" % speed, max_turns,
                              "%.3f" % aux_rate, args.batch])
             log.flush()
-            print("step %d tokens %d loss %.4f lr %.5f tok/s %.0f turns<=%d aux %.2f" % (
-                step, tokens_seen, sums["loss"] / sums["steps"], lr, speed, max_turns, aux_rate),
-                flush=True)
+            print("step %d tokens %d loss %.4f copy loss %.4f lr %.5f tok/s %.0f turns<=%d aux %.2f"
+                  % (step, tokens_seen, mean_loss, sums["copy_loss"] / max(sums["copy_steps"], 1),
+                     lr, speed, max_turns, aux_rate), flush=True)
             sums = dict.fromkeys(sums, 0)
         if step % args.checkpoint_every == 0:
             checkpoint(os.path.join(args.work_dir, "latest.pt"), decaying)

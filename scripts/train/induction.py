@@ -1,0 +1,69 @@
+"""Induction steps: batches of repeated random letter pieces, mixed in between conversation steps.
+
+Reading a pinned tool needs an induction (copy) circuit: find where the current token occurred
+before and emit what followed it. In conversations the signal for it is thin (a name is a few
+tokens of a long turn), and 2.9M tokens of them left the copy diagnostic at 0%; the same model
+trained on dense repeats alone forms the circuit within about 300K tokens (about 2 minutes on one
+thread). So a share of the steps (--induction-rate) trains it directly, in the two places a call
+copies from:
+
+  window rows  BOS, a span of random letter pieces, the span again and again up to 2W tokens:
+               every repeat is within the window;
+  sink rows    BOS and a span pinned as sinks, random filler longer than the window, the span
+               again: the repeat can only copy from the sinks, at their folded positions (the
+               session mask of model.py), as a call copies a name from the tool block.
+
+Loss weight 1 on each repeated token after the first of its repeat (the first is not
+predictable in a sink row), 0 on the rest. A step's batch is a pure function of (seed, step),
+like the conversation batches (batches.py), so a resumed run sees the same data.
+"""
+
+import random
+
+import torch
+
+from model import pad_to_window
+
+ROWS = 8  # rows per induction step (a conversation step has one conversation on the CPU)
+
+
+def is_induction_step(seed, step, rate):
+    return random.Random("induction/%d/%d" % (seed, step)).random() < rate
+
+
+def letter_pieces(tok):
+    return [i for i, p in enumerate(tok.pieces) if p.isascii() and p.isalpha()]
+
+
+def window_row(rng, letters, bos, window):
+    span = [rng.choice(letters) for _ in range(rng.randint(4, window // 2))]
+    ids = [bos]
+    while len(ids) + len(span) <= 2 * window:
+        ids += span
+    weight = [0.0] * (2 + len(span)) + [1.0] * (len(ids) - 2 - len(span))
+    return ids, weight, [True] + [False] * (len(ids) - 1)
+
+
+def sink_row(rng, letters, bos, window):
+    span = [rng.choice(letters) for _ in range(rng.randint(4, 24))]
+    filler = [rng.choice(letters) for _ in range(window + rng.randint(0, 32))]
+    ids = [bos] + span + filler + span
+    weight = [0.0] * (len(ids) - len(span) + 1) + [1.0] * (len(span) - 1)
+    return ids, weight, [True] * (1 + len(span)) + [False] * (len(filler) + len(span))
+
+
+def make_induction_batch(tok, step, window, seed):
+    """The batch of an induction step, in make_batch's form (batches.py)."""
+    rng = random.Random("induction-rows/%d/%d" % (seed, step))
+    letters, bos = letter_pieces(tok), tok.id("<s>")
+    rows = [(window_row if r % 2 == 0 else sink_row)(rng, letters, bos, window)
+            for r in range(ROWS)]
+    length = max(len(ids) for ids, _, _ in rows)
+
+    def stack(index, dtype):
+        return torch.tensor([pad_to_window(row[index] + [0] * (length - len(row[index])), window)
+                             for row in rows], dtype=dtype)
+
+    return {"step": step, "window": window, "tokens": sum(len(ids) for ids, _, _ in rows),
+            "ids": stack(0, torch.long), "weight": stack(1, torch.float),
+            "sink": stack(2, torch.bool), "induction": True}
