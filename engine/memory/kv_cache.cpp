@@ -18,6 +18,7 @@ namespace sinkscope {
 namespace {
 
 constexpr size_t kGroup = static_cast<size_t>(kKvGroup);
+constexpr int kFirstRow[] = {0}; // one row at the base pointer, for decodeInt8Rows
 
 size_t groupsPerRow(int kvDim) {
     return (static_cast<size_t>(kvDim) + kGroup - 1) / kGroup;
@@ -73,18 +74,58 @@ void encodeInt8(const float* values, int kvDim, uint8_t* out) {
     }
 }
 
-// values[d * stride] for d < kvDim: stride 1 fills a row, stride n one column of [kvDim][n].
-void decodeInt8(const uint8_t* in, int kvDim, float* values) {
+// The scalar decode of groups [firstGroup, groups): value d is scale * q[d], one rounding.
+void decodeInt8Groups(const uint8_t* in, int kvDim, size_t firstGroup, float* values) {
     const size_t groups = groupsPerRow(kvDim);
     const auto* quants = reinterpret_cast<const int8_t*>(in);
     const uint8_t* scales = in + groups * kGroup;
-    for (size_t g = 0; g < groups; ++g) {
+    for (size_t g = firstGroup; g < groups; ++g) {
         float scale = 0.0f;
         std::memcpy(&scale, scales + g * sizeof(float), sizeof(float));
         const size_t end = std::min((g + 1) * kGroup, static_cast<size_t>(kvDim));
         for (size_t d = g * kGroup; d < end; ++d)
             values[d] = scale * static_cast<float>(quants[d]);
     }
+}
+
+// Every x86-64 CPU with AVX2 has F16C (and compilers' __builtin_cpu_supports does not all name
+// F16C).
+bool cpuHasAvx2() {
+    static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
+    return has;
+}
+
+// decodeInt8Rows with the whole groups eight values at a time: the same single multiply per
+// value, so the same bits as decodeInt8Groups, its reference.
+__attribute__((target("avx2"))) void decodeInt8RowsAvx2(const uint8_t* base, size_t rowBytes,
+                                                        std::span<const int> slots, int kvDim,
+                                                        float* out) {
+    const size_t whole = static_cast<size_t>(kvDim) / kGroup;
+    const size_t scalesAt = groupsPerRow(kvDim) * kGroup;
+    for (size_t i = 0; i < slots.size(); ++i) {
+        const uint8_t* in = base + static_cast<size_t>(slots[i]) * rowBytes;
+        float* values = out + i * static_cast<size_t>(kvDim);
+        for (size_t g = 0; g < whole; ++g) {
+            float scale = 0.0f;
+            std::memcpy(&scale, in + scalesAt + g * sizeof(float), sizeof(float));
+            const __m256 scales8 = _mm256_set1_ps(scale);
+            for (size_t d = g * kGroup; d < (g + 1) * kGroup; d += 8) {
+                const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + d));
+                const __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
+                _mm256_storeu_ps(values + d, _mm256_mul_ps(scales8, q));
+            }
+        }
+        if (whole * kGroup < static_cast<size_t>(kvDim)) decodeInt8Groups(in, kvDim, whole, values);
+    }
+}
+
+// The int8 rows at base + slot * rowBytes, decoded to out [slots.size()][kvDim].
+void decodeInt8Rows(const uint8_t* base, size_t rowBytes, std::span<const int> slots, int kvDim,
+                    float* out) {
+    if (cpuHasAvx2()) return decodeInt8RowsAvx2(base, rowBytes, slots, kvDim, out);
+    for (size_t i = 0; i < slots.size(); ++i)
+        decodeInt8Groups(base + static_cast<size_t>(slots[i]) * rowBytes, kvDim, 0,
+                         out + i * static_cast<size_t>(kvDim));
 }
 
 void encodeFp16(const float* values, int kvDim, uint8_t* out) {
@@ -107,19 +148,38 @@ __attribute__((target("avx,f16c"))) int decodeFp16Hardware(const uint8_t* in, in
     return i;
 }
 
-// Every x86-64 CPU with AVX2 has F16C (and compilers' __builtin_cpu_supports does not all name
-// F16C).
-bool cpuHasF16c() {
-    static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
-    return has;
-}
-
 void decodeFp16(const uint8_t* in, int kvDim, float* values) {
-    int i = cpuHasF16c() ? decodeFp16Hardware(in, kvDim, values) : 0;
+    int i = cpuHasAvx2() ? decodeFp16Hardware(in, kvDim, values) : 0;
     for (; i < kvDim; ++i) {
         uint16_t half = 0;
         std::memcpy(&half, in + static_cast<size_t>(i) * sizeof(half), sizeof(half));
         values[i] = fp16ToFp32(half);
+    }
+}
+
+// columns[d * stride + i] = rows[i * width + d] for the eight rows i and eight values d: an 8 x 8
+// transpose in registers (pairs interleaved, then quads, then the 128-bit halves).
+__attribute__((target("avx"))) void transpose8x8(const float* rows, size_t width, float* columns,
+                                                 size_t stride) {
+    __m256 r[8];
+    for (size_t i = 0; i < 8; ++i)
+        r[i] = _mm256_loadu_ps(rows + i * width);
+    __m256 pairs[8];
+    for (size_t i = 0; i < 8; i += 2) {
+        pairs[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        pairs[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    __m256 quads[8];
+    for (size_t i = 0; i < 8; i += 4) {
+        quads[i] = _mm256_shuffle_ps(pairs[i], pairs[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        quads[i + 1] = _mm256_shuffle_ps(pairs[i], pairs[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        quads[i + 2] = _mm256_shuffle_ps(pairs[i + 1], pairs[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        quads[i + 3] = _mm256_shuffle_ps(pairs[i + 1], pairs[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (size_t k = 0; k < 4; ++k) {
+        _mm256_storeu_ps(columns + k * stride, _mm256_permute2f128_ps(quads[k], quads[k + 4], 0x20));
+        _mm256_storeu_ps(columns + (k + 4) * stride,
+                         _mm256_permute2f128_ps(quads[k], quads[k + 4], 0x31));
     }
 }
 
@@ -172,26 +232,37 @@ void KvCache::readV(int layer, int slot, float* values) const {
 }
 
 void KvCache::gatherK(int layer, std::span<const int> slots, float* columns) const {
-    gather(m_keys, layer, slots, columns);
-}
-
-void KvCache::gather(const std::vector<uint8_t>& store, int layer, std::span<const int> slots,
-                     float* columns) const {
+    const uint8_t* base = checkedLayer(m_keys, layer, slots);
     const size_t count = slots.size();
     const auto width = static_cast<size_t>(m_shape.kvDim);
     // kGatherRows rows at a time: decoded contiguously into the scratch ([kGatherRows][kvDim]),
     // then each value's run of kGatherRows slots written at once (one scattered value per slot
-    // and value would touch a cache line per write).
+    // and value would touch a cache line per write), eight values by eight with AVX.
+    const bool wide = cpuHasAvx2();
     for (size_t first = 0; first < count; first += kGatherRows) {
         const size_t rows = std::min(kGatherRows, count - first);
-        for (size_t i = 0; i < rows; ++i)
-            decode(row(store, layer, slots[first + i]), m_rowScratch.data() + i * width);
-        for (size_t d = 0; d < width; ++d) {
+        decodeRows(base, slots.subspan(first, rows), m_rowScratch.data());
+        size_t d = 0;
+        if (wide && rows == kGatherRows)
+            for (; d + 8 <= width; d += 8)
+                transpose8x8(m_rowScratch.data() + d, width, columns + d * count + first, count);
+        for (; d < width; ++d) {
             float* run = columns + d * count + first;
             for (size_t i = 0; i < rows; ++i)
                 run[i] = m_rowScratch[i * width + d];
         }
     }
+}
+
+void KvCache::gatherV(int layer, std::span<const int> slots, float* rows) const {
+    decodeRows(checkedLayer(m_values, layer, slots), slots, rows);
+}
+
+const uint8_t* KvCache::checkedLayer(const std::vector<uint8_t>& store, int layer,
+                                     std::span<const int> slots) const {
+    for (const int slot : slots)
+        if (slot < 0 || slot >= slotCount()) (void)row(store, layer, slot); // throws row()'s error
+    return row(store, layer, 0);
 }
 
 int KvCache::ringHead() const {
@@ -260,9 +331,17 @@ void KvCache::decode(const uint8_t* in, float* values) const {
         decodeFp16(in, m_shape.kvDim, values);
         break;
     default:
-        decodeInt8(in, m_shape.kvDim, values);
+        decodeInt8Rows(in, 0, kFirstRow, m_shape.kvDim, values);
         break;
     }
+}
+
+void KvCache::decodeRows(const uint8_t* base, std::span<const int> slots, float* out) const {
+    const size_t bytes = rowBytes();
+    const auto width = static_cast<size_t>(m_shape.kvDim);
+    if (m_shape.kvBits == 8) return decodeInt8Rows(base, bytes, slots, m_shape.kvDim, out);
+    for (size_t i = 0; i < slots.size(); ++i)
+        decode(base + static_cast<size_t>(slots[i]) * bytes, out + i * width);
 }
 
 } // namespace sinkscope

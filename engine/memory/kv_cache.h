@@ -51,6 +51,8 @@ public:
     // The K rows of several slots at once, transposed: columns [kvDim][slots.size()], so that
     // attention scores many slots with each query value (model/kernels/kernel_table.h).
     void gatherK(int layer, std::span<const int> slots, float* columns) const;
+    // The V rows of several slots: rows [slots.size()][kvDim].
+    void gatherV(int layer, std::span<const int> slots, float* rows) const;
 
     // [sinkSlots + window]. (Not named `slots`: that word is a Qt macro.)
     const std::vector<SlotInfo>& slotInfos() const { return m_slots; }
@@ -69,8 +71,11 @@ private:
     const uint8_t* row(const std::vector<uint8_t>& store, int layer, int slot) const;
     void encode(const float* values, uint8_t* out) const;
     void decode(const uint8_t* in, float* values) const;
-    void gather(const std::vector<uint8_t>& store, int layer, std::span<const int> slots,
-                float* columns) const;
+    // The rows base + slot * rowBytes() of each slot, decoded to out [slots.size()][kvDim].
+    void decodeRows(const uint8_t* base, std::span<const int> slots, float* out) const;
+    // The layer's first row, once the layer and every slot are checked as row() checks them.
+    const uint8_t* checkedLayer(const std::vector<uint8_t>& store, int layer,
+                                std::span<const int> slots) const;
 
     KvCacheShape m_shape;
     std::vector<uint8_t> m_keys;   // [layers][slots][rowBytes]

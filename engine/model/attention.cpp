@@ -67,9 +67,7 @@ void rescoreFoldedSinks(const Model& model, const KvCache& cache, AttentionScrat
 
 void gatherSlots(const KvCache& cache, int layer, std::span<const int> slots, AttentionScratch& s) {
     cache.gatherK(layer, slots, s.columns.data());
-    const auto kvDim = static_cast<size_t>(cache.shape().kvDim);
-    for (size_t i = 0; i < slots.size(); ++i)
-        cache.readV(layer, slots[i], s.values.data() + i * kvDim);
+    cache.gatherV(layer, slots, s.values.data());
 }
 
 void attend(const Model& model, const KvCache& cache, AttentionScratch& s, ThreadPool* pool,

@@ -42,6 +42,11 @@ private slots:
     void invalidShapesThrow_data();
     void invalidShapesThrow();
     void rowAccessOutOfRangeThrows();
+    void int8DecodeIsScaleTimesQuant_data();
+    void int8DecodeIsScaleTimesQuant();
+    void gatherEqualsRowReads_data();
+    void gatherEqualsRowReads();
+    void gatherOutOfRangeThrows();
 };
 
 namespace {
@@ -444,6 +449,93 @@ void TestKvCache::rowAccessOutOfRangeThrows() {
     cache.writeV(1, 2, row.data()); // the last row is in range
     cache.readV(1, 2, row.data());
     QCOMPARE(row, std::vector<float>(8, 1.0f));
+}
+
+void TestKvCache::int8DecodeIsScaleTimesQuant_data() {
+    QTest::addColumn<int>("kvDim");
+    for (const int kvDim : {8, 31, 32, 36, 64, 72, 128, 200})
+        QTest::newRow(qPrintable(QStringLiteral("kvDim %1").arg(kvDim))) << kvDim;
+}
+
+// The decode (eight values at a time where the CPU has AVX2, whole groups only) against the
+// encoding's formula worked out here: q = round(v / scale) clamped to [-127, 127] with
+// scale = absmax / 127 per group of 32, decoded as scale * q, bit for bit.
+void TestKvCache::int8DecodeIsScaleTimesQuant() {
+    QFETCH(int, kvDim);
+    KvCache cache(makeShape(1, kvDim, 0, 1, 8));
+    std::mt19937 random(static_cast<unsigned>(kvDim) * 7u);
+    const size_t group = static_cast<size_t>(kKvGroup);
+    for (int trial = 0; trial < 10; ++trial) {
+        const std::vector<float> row = randomRow(kvDim, random, 3.0f);
+        const std::vector<float> decoded = roundTripK(cache, row);
+        for (size_t begin = 0; begin < row.size(); begin += group) {
+            const size_t end = std::min(begin + group, row.size());
+            float absMax = 0.0f;
+            for (size_t i = begin; i < end; ++i)
+                absMax = std::max(absMax, std::fabs(row[i]));
+            const float scale = absMax / 127.0f;
+            for (size_t i = begin; i < end; ++i) {
+                const float q = std::clamp(std::round(row[i] / scale), -127.0f, 127.0f);
+                QCOMPARE(decoded[i], scale * q);
+            }
+        }
+    }
+}
+
+void TestKvCache::gatherEqualsRowReads_data() {
+    QTest::addColumn<int>("kvBits");
+    QTest::addColumn<int>("kvDim");
+    for (const int kvBits : {32, 16, 8})
+        for (const int kvDim : {8, 12, 32, 40, 64, 100})
+            QTest::newRow(qPrintable(QStringLiteral("kvBits %1, kvDim %2").arg(kvBits).arg(kvDim)))
+                << kvBits << kvDim;
+}
+
+// gatherK's columns [kvDim][n] (transposed eight by eight where it can) and gatherV's rows
+// [n][kvDim] hold exactly what readK / readV give for each slot, for slot lists of every length
+// around the transpose's eight, in any order, repeated slots included.
+void TestKvCache::gatherEqualsRowReads() {
+    QFETCH(int, kvBits);
+    QFETCH(int, kvDim);
+    const int layers = 2;
+    KvCache cache(makeShape(layers, kvDim, 5, 20, kvBits));
+    std::mt19937 random(static_cast<unsigned>(kvBits * 1000 + kvDim));
+    for (int layer = 0; layer < layers; ++layer)
+        for (int slot = 0; slot < cache.slotCount(); ++slot) {
+            cache.writeK(layer, slot, randomRow(kvDim, random, 2.0f).data());
+            cache.writeV(layer, slot, randomRow(kvDim, random, 2.0f).data());
+        }
+    const auto width = static_cast<size_t>(kvDim);
+    std::vector<float> expected(width);
+    for (const int count : {1, 7, 8, 9, 16, 17, 25}) {
+        std::vector<int> picked(static_cast<size_t>(count));
+        std::uniform_int_distribution<int> anySlot(0, cache.slotCount() - 1);
+        for (int& slot : picked)
+            slot = anySlot(random);
+        const int layer = count % layers;
+        std::vector<float> columns(width * picked.size(), -1.0f);
+        std::vector<float> rows(width * picked.size(), -1.0f);
+        cache.gatherK(layer, picked, columns.data());
+        cache.gatherV(layer, picked, rows.data());
+        for (size_t i = 0; i < picked.size(); ++i) {
+            cache.readK(layer, picked[i], expected.data());
+            for (size_t d = 0; d < width; ++d)
+                QCOMPARE(columns[d * picked.size() + i], expected[d]);
+            cache.readV(layer, picked[i], expected.data());
+            for (size_t d = 0; d < width; ++d)
+                QCOMPARE(rows[i * width + d], expected[d]);
+        }
+    }
+}
+
+void TestKvCache::gatherOutOfRangeThrows() {
+    KvCache cache(makeShape(2, 16, 1, 8, 8));
+    std::vector<float> out(16 * 9);
+    const std::vector<int> bad = {0, 1, 2, 3, 4, 5, 6, 7, 9};
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range, cache.gatherK(0, bad, out.data()));
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range, cache.gatherV(0, std::vector<int>{-1}, out.data()));
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range, cache.gatherK(2, std::vector<int>{0}, out.data()));
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range, cache.gatherV(2, std::vector<int>{}, out.data()));
 }
 
 QTEST_GUILESS_MAIN(TestKvCache)
