@@ -40,19 +40,26 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// One pass: feed `depth` tokens of the stream (not timed), prefill the prompt, then generate
-// `decodeTokens` greedily.
+// One pass, as llama-bench times its pp and tg tests: each starts from a session holding only
+// the `depth` tokens (fed untimed). Prefill: the prompt in one call. Decode: `decodeTokens` steps
+// of one token each, from the prompt's first token on, each next token chosen greedily (EOS
+// ignored: the count is fixed), so decode speed is measured at depths depth .. depth + n, not
+// after the prompt.
 BenchRates benchOnce(Session& session, std::span<const int32_t> depth,
                      std::span<const int32_t> prompt, int decodeTokens) {
     session.reset();
     session.prefill(depth);
-    Sampler greedy(SamplerOptions{.greedy = true});
     const auto prefillStart = std::chrono::steady_clock::now();
-    std::span<const float> logits = session.prefill(prompt);
+    session.prefill(prompt);
     const double prefillSeconds = secondsSince(prefillStart);
+
+    session.reset();
+    session.prefill(depth);
+    Sampler greedy(SamplerOptions{.greedy = true});
+    int32_t token = prompt.front();
     const auto decodeStart = std::chrono::steady_clock::now();
     for (int i = 0; i < decodeTokens; ++i)
-        logits = session.feed(greedy.sample(logits)); // EOS ignored: the count is fixed
+        token = greedy.sample(session.feed(token));
     const double decodeSeconds = secondsSince(decodeStart);
     return {tokensPerSecond(static_cast<int64_t>(prompt.size()), prefillSeconds),
             tokensPerSecond(decodeTokens, decodeSeconds)};

@@ -77,8 +77,9 @@ commands:
       Prints llama-perplexity's figure for the text as JSON.
   bench --model FILE [-p N (128)] [-n N (128)] [--depth N (0)] [--threads T] [--repeat R (3)]
       [--kv-window W (0 = budget)] [--kv-bits B] [--positions P] [--sinks S]
-      Prints the best prefill and decode speeds as JSON, measured after N tokens already in
-      the session (--depth), with the model's bytes, parameters and tensors per weight type.
+      Prints the best prefill and decode speeds as JSON, each measured as llama-bench's pp
+      and tg tests are, from a session holding N tokens (--depth), with the model's bytes,
+      parameters and tensors per weight type.
   make-model --out FILE [--vocab N --embd N --layers N --heads N --kv-heads N --ff N --ctx N
       --seed S --type f32|f16|q8_0|q4_0|q4_k_m --rope adjacent|neox
       | --arch llama|exaone|qwen2|qwen3 --tied]
