@@ -177,7 +177,8 @@ __attribute__((target("avx"))) void transpose8x8(const float* rows, size_t width
         quads[i + 3] = _mm256_shuffle_ps(pairs[i + 1], pairs[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
     }
     for (size_t k = 0; k < 4; ++k) {
-        _mm256_storeu_ps(columns + k * stride, _mm256_permute2f128_ps(quads[k], quads[k + 4], 0x20));
+        _mm256_storeu_ps(columns + k * stride,
+                         _mm256_permute2f128_ps(quads[k], quads[k + 4], 0x20));
         _mm256_storeu_ps(columns + (k + 4) * stride,
                          _mm256_permute2f128_ps(quads[k], quads[k + 4], 0x31));
     }

@@ -3,8 +3,8 @@
 // sections 3 and 4).
 #include <QtTest>
 
-#include "memory/budget.h"
 #include "gguf/ggml_types.h"
+#include "memory/budget.h"
 #include "memory/kv_cache.h"
 #include "memory/mask.h"
 
