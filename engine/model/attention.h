@@ -22,9 +22,12 @@ struct QueryPlacement {
 // Scratch of one attention, sized once per session for `slotCount` slots.
 struct AttentionScratch {
     AttentionScratch(const ModelConfig& config, int slotCount);
-    std::vector<float> columns;  // the gathered slots' K as columns [kv_dim][gathered]
-    std::vector<float> values;   // their V as rows [gathered][kv_dim], dequantized
-    std::vector<float> scores;   // [n_head][kept] attention weights
+    std::vector<float> columns; // the gathered slots' K as columns [kv_dim][gathered]
+    std::vector<float> values;  // their V as rows [gathered][kv_dim], dequantized
+    std::vector<float> scores;  // [n_head][kept] attention weights
+    // [KernelTable::kMaxScoreTokens][n_head * slotCount]: a chunk's tokens' weights, token t's
+    // [n_head][kept_t] at t * n_head * gathered (attendChunk)
+    std::vector<float> tokenScores;
     std::vector<float> qRotated; // [head_dim] the query rotated for one streaming sink
     std::vector<float> foldCos;  // [head_dim / 2] a streaming sink's folded rotation
     std::vector<float> foldSin;  // [head_dim / 2]
@@ -52,11 +55,17 @@ void attend(const Model& model, const KvCache& cache, AttentionScratch& scratch,
 
 // attend() in two steps, so that the queries of a prefill chunk can share one gather: the K and V
 // of `slots` in `layer`, dequantized into scratch.columns and scratch.values; then a query whose
-// kept slots are the first query.keptSlots.size() of those `gathered` slots, in the same order.
+// kept slots are the first query.keptSlots.size() of those `gathered` slots, in the same order
+// (attendChunk: every query of the chunk).
 void gatherSlots(const KvCache& cache, int layer, std::span<const int> slots,
                  AttentionScratch& scratch);
 void attendGathered(const Model& model, const KvCache& cache, AttentionScratch& scratch,
                     ThreadPool* pool, int layer, const AttentionQuery& query,
                     const AttentionProbe& probe, int gathered);
+// attendGathered for each query of a chunk in order, with the same results; the scores of up to
+// KernelTable::kMaxScoreTokens queries at a time come from one pass over the gathered keys.
+void attendChunk(const Model& model, const KvCache& cache, AttentionScratch& scratch,
+                 ThreadPool* pool, int layer, std::span<const AttentionQuery> queries,
+                 const AttentionProbe& probe, int gathered);
 
 } // namespace sinkscope

@@ -253,9 +253,8 @@ void forwardChunk(const Model& model, KvCache& cache, RunState& s, PrefillChunk&
         if (shared) {
             const std::span<const int> gathered = chunk.keptOf(tokens - 1);
             gatherSlots(cache, layer, gathered, s.attention);
-            for (const AttentionQuery& query : queries)
-                attendGathered(model, cache, s.attention, pool, layer, query, probe,
-                               static_cast<int>(gathered.size()));
+            attendChunk(model, cache, s.attention, pool, layer, queries, probe,
+                        static_cast<int>(gathered.size()));
         }
         matmat(lw.wo, a.attnOut.data(), tokens, a.blockOut.data(), pool);
         addInPlace(a.x.data(), a.blockOut.data(), tokens * embd);

@@ -112,6 +112,70 @@ private slots:
         }
         QVERIFY(compared >= 1);
     }
+
+    // attentionScoresTokens (a chunk's queries against one gather) at every level: token t's
+    // scores equal attentionScores' for its own kept count, bit for bit; nothing is written past
+    // a token's [heads][kept_t], nor for heads outside the range.
+    void severalTokensScoreAsEachAlone() {
+        int compared = 0;
+        for (const Isa isa : kAllIsas) {
+            if (!isaSupported(isa)) continue;
+            const KernelTable& level = kernelsFor(isa);
+            for (const int gathered : {1, 15, 16, 17, 40, 257})
+                for (const int tokens : {1, 3, KernelTable::kMaxScoreTokens})
+                    for (const auto& [headDim, heads, groupSize] :
+                         std::vector<std::tuple<int, int, int>>{
+                             {64, 6, 3}, {48, 4, 2}, {8, 2, 1}, {128, 2, 2}}) {
+                        AttentionShape shape;
+                        shape.kept = gathered;
+                        shape.headDim = headDim;
+                        shape.groupSize = groupSize;
+                        shape.kvDim = heads / groupSize * headDim;
+                        shape.keyStride = gathered + 5;
+                        std::mt19937 generator(
+                            static_cast<uint32_t>(gathered * 31 + tokens * 7 + headDim));
+                        const auto keyColumns =
+                            randomValues(size_t(shape.kvDim * shape.keyStride), 2.0f, generator);
+                        std::vector<std::vector<float>> queries, scores;
+                        std::vector<const float*> queryRows;
+                        std::vector<float*> scoreRows;
+                        std::vector<int> kept;
+                        for (int t = 0; t < tokens; ++t) {
+                            queries.push_back(
+                                randomValues(size_t(heads * headDim), 2.0f, generator));
+                            scores.emplace_back(size_t(heads * gathered), -7.0f);
+                            // the last token sees every gathered slot, earlier ones fewer
+                            kept.push_back(std::max(1, gathered - 5 * (tokens - 1 - t)));
+                        }
+                        for (int t = 0; t < tokens; ++t) {
+                            queryRows.push_back(queries[size_t(t)].data());
+                            scoreRows.push_back(scores[size_t(t)].data());
+                        }
+                        level.attentionScoresTokens(shape, tokens, queryRows.data(), kept.data(),
+                                                    keyColumns.data(), 0.125f, scoreRows.data(), 1,
+                                                    heads);
+                        for (int t = 0; t < tokens; ++t) {
+                            AttentionShape own = shape;
+                            own.kept = kept[size_t(t)];
+                            std::vector<float> alone(size_t(heads * gathered), -7.0f);
+                            level.attentionScores(own, queries[size_t(t)].data(), keyColumns.data(),
+                                                  0.125f, alone.data(), 1, heads);
+                            for (size_t i = 0; i < alone.size(); ++i)
+                                QVERIFY2(sameBits(scores[size_t(t)][i], alone[i]),
+                                         where(isa,
+                                               QStringLiteral("token %1 of %2, value %3, head "
+                                                              "dim %4")
+                                                   .arg(t)
+                                                   .arg(tokens)
+                                                   .arg(i)
+                                                   .arg(headDim),
+                                               kept[size_t(t)]));
+                        }
+                    }
+            ++compared;
+        }
+        QVERIFY(compared >= 1);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAttentionKernels)

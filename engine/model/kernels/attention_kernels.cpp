@@ -127,6 +127,79 @@ void attentionScores(const AttentionShape& shape, const float* queries, const fl
     }
 }
 
+#if SINKSCOPE_KERNEL_ISA >= 2
+// dotsInRegisters<16> for several queries against the same sixteen slots [first, first + 16)
+// (fewer where `slots` < 16: the loads are masked to them): for each lane l, the key rows
+// l, l + 16, ... are loaded once and every token's lane l is their chain of multiply-adds (the
+// order dotsInRegisters takes), kept in memory until the token's fold. Token t's scores are
+// stored for the slots below kept[t] only.
+void dotsForTokens(int tokens, const float* const* queries, const float* rows, size_t stride,
+                   size_t n, int slots, float scale, const int* kept, size_t first,
+                   float* const* out) {
+    const auto loadMask = static_cast<__mmask16>(slots >= kLanes ? 0xffff : (1u << slots) - 1);
+    constexpr size_t kMaxChain = 16; // head_dim up to 256
+    alignas(64) float lanes[KernelTable::kMaxScoreTokens][kLanes][kLanes];
+    for (size_t l = 0; l < kLanes; ++l) {
+        __m512 keys[kMaxChain];
+        size_t chain = 0;
+        for (size_t j = l; j < n && chain < kMaxChain; j += kLanes)
+            keys[chain++] = _mm512_maskz_loadu_ps(loadMask, rows + j * stride);
+        for (int t = 0; t < tokens; ++t) {
+            __m512 acc = _mm512_setzero_ps();
+            for (size_t m = 0; m < chain; ++m)
+                acc = _mm512_fmadd_ps(_mm512_set1_ps(queries[t][l + m * kLanes]), keys[m], acc);
+            _mm512_store_ps(lanes[t][l], acc);
+        }
+    }
+    for (int t = 0; t < tokens; ++t) {
+        if (static_cast<size_t>(kept[t]) <= first) continue;
+        __m512 acc[kLanes];
+        for (size_t l = 0; l < kLanes; ++l)
+            acc[l] = _mm512_load_ps(lanes[t][l]);
+        for (int i = 0; i < 8; ++i)
+            acc[i] = _mm512_add_ps(acc[i + 8], acc[i]);
+        for (int i = 0; i < 4; ++i)
+            acc[i] = _mm512_add_ps(acc[i + 4], acc[i]);
+        const __m512 folded =
+            _mm512_add_ps(_mm512_add_ps(acc[0], acc[2]), _mm512_add_ps(acc[1], acc[3]));
+        const size_t width = std::min<size_t>(kLanes, static_cast<size_t>(kept[t]) - first);
+        _mm512_mask_storeu_ps(out[t] + first, static_cast<__mmask16>((1u << width) - 1),
+                              _mm512_mul_ps(folded, _mm512_set1_ps(scale)));
+    }
+}
+#endif
+
+void attentionScoresTokens(const AttentionShape& shape, int tokens, const float* const* queries,
+                           const int* kept, const float* keyColumns, float scale,
+                           float* const* scores, int headBegin, int headEnd) {
+#if SINKSCOPE_KERNEL_ISA >= 2
+    if (shape.headDim <= 16 * kLanes) {
+        const auto stride = static_cast<size_t>(shape.keyStride);
+        const int widest = *std::max_element(kept, kept + tokens);
+        for (int h = headBegin; h < headEnd; ++h) {
+            const float* keys =
+                keyColumns + static_cast<size_t>(h / shape.groupSize) * shape.headDim * stride;
+            const float* headQueries[KernelTable::kMaxScoreTokens];
+            float* headScores[KernelTable::kMaxScoreTokens];
+            for (int t = 0; t < tokens; ++t) {
+                headQueries[t] = queries[t] + static_cast<size_t>(h) * shape.headDim;
+                headScores[t] = scores[t] + static_cast<size_t>(h) * kept[t];
+            }
+            for (int first = 0; first < widest; first += kLanes)
+                dotsForTokens(tokens, headQueries, keys + first, stride,
+                              static_cast<size_t>(shape.headDim), widest - first, scale, kept,
+                              static_cast<size_t>(first), headScores);
+        }
+        return;
+    }
+#endif
+    for (int t = 0; t < tokens; ++t) {
+        AttentionShape own = shape;
+        own.kept = kept[t];
+        attentionScores(own, queries[t], keyColumns, scale, scores[t], headBegin, headEnd);
+    }
+}
+
 // `width` outputs of one head: the weights along the kept slots against each slot's value row
 // (Width as in DotLanes::add).
 template <int Width>
@@ -171,6 +244,7 @@ void attentionValues(const AttentionShape& shape, const float* weights, const fl
 
 void fillAttentionKernels(KernelTable& table) {
     table.attentionScores = attentionScores;
+    table.attentionScoresTokens = attentionScoresTokens;
     table.attentionValues = attentionValues;
 }
 

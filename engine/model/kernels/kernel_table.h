@@ -63,6 +63,15 @@ struct KernelTable {
     void (*attentionScores)(const AttentionShape& shape, const float* queries,
                             const float* keyColumns, float scale, float* scores, int headBegin,
                             int headEnd) = nullptr;
+    // The queries of several tokens against the same gathered keys (a prefill chunk's): for
+    // token t < tokens, scores[t] [heads][kept[t]] is, bit for bit, attentionScores' result for
+    // queries[t] with shape.kept = kept[t] (each kept[t] <= shape.kept, the gathered slots, and
+    // at most kMaxScoreTokens tokens). The keys are read once for all the tokens.
+    static constexpr int kMaxScoreTokens = 8;
+    void (*attentionScoresTokens)(const AttentionShape& shape, int tokens,
+                                  const float* const* queries, const int* kept,
+                                  const float* keyColumns, float scale, float* const* scores,
+                                  int headBegin, int headEnd) = nullptr;
     // out[h][d] = weights[h] . (value d of head h / groupSize over the slots) for heads in
     // [headBegin, headEnd), summed as laneDot16: weights [heads][kept], valueRows [kept][kvDim],
     // out [heads][headDim]
