@@ -24,9 +24,8 @@ struct AttentionScratch {
     AttentionScratch(const ModelConfig& config, int slotCount);
     std::vector<float> columns; // the gathered slots' K as columns [kv_dim][gathered]
     std::vector<float> values;  // their V as rows [gathered][kv_dim], dequantized
-    std::vector<float> scores;  // [n_head][kept] attention weights
-    // [KernelTable::kMaxScoreTokens][n_head * slotCount]: a chunk's tokens' weights, token t's
-    // [n_head][kept_t] at t * n_head * gathered (attendChunk)
+    // [KernelTable::kMaxScoreTokens][n_head * slotCount] attention weights of up to eight queries
+    // at once: query t's [n_head][kept_t] at t * n_head * gathered
     std::vector<float> tokenScores;
     std::vector<float> qRotated; // [head_dim] the query rotated for one streaming sink
     std::vector<float> foldCos;  // [head_dim / 2] a streaming sink's folded rotation
@@ -62,8 +61,9 @@ void gatherSlots(const KvCache& cache, int layer, std::span<const int> slots,
 void attendGathered(const Model& model, const KvCache& cache, AttentionScratch& scratch,
                     ThreadPool* pool, int layer, const AttentionQuery& query,
                     const AttentionProbe& probe, int gathered);
-// attendGathered for each query of a chunk in order, with the same results; the scores of up to
-// KernelTable::kMaxScoreTokens queries at a time come from one pass over the gathered keys.
+// attendGathered for each query of a chunk in order, with the same results; up to
+// KernelTable::kMaxScoreTokens queries at a time take one pass over the gathered keys and one
+// over the values.
 void attendChunk(const Model& model, const KvCache& cache, AttentionScratch& scratch,
                  ThreadPool* pool, int layer, std::span<const AttentionQuery> queries,
                  const AttentionProbe& probe, int gathered);

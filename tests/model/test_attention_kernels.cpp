@@ -176,6 +176,67 @@ private slots:
         }
         QVERIFY(compared >= 1);
     }
+
+    // attentionValuesTokens: token t's outputs equal attentionValues' for its own weights and
+    // kept count, bit for bit, at every level; heads outside the range stay untouched.
+    void severalTokensWeighValuesAsEachAlone() {
+        int compared = 0;
+        for (const Isa isa : kAllIsas) {
+            if (!isaSupported(isa)) continue;
+            const KernelTable& level = kernelsFor(isa);
+            for (const int gathered : {1, 15, 16, 17, 40, 257})
+                for (const int tokens : {1, 3, KernelTable::kMaxScoreTokens})
+                    for (const auto& [headDim, heads, groupSize] :
+                         std::vector<std::tuple<int, int, int>>{
+                             {64, 6, 3}, {48, 4, 2}, {8, 2, 1}, {40, 2, 1}, {128, 2, 2}}) {
+                        AttentionShape shape;
+                        shape.kept = gathered;
+                        shape.headDim = headDim;
+                        shape.groupSize = groupSize;
+                        shape.kvDim = heads / groupSize * headDim;
+                        shape.keyStride = gathered;
+                        std::mt19937 generator(
+                            static_cast<uint32_t>(gathered * 37 + tokens * 5 + headDim));
+                        const auto valueRows =
+                            randomValues(size_t(gathered * shape.kvDim), 2.0f, generator);
+                        std::vector<std::vector<float>> weights, outs;
+                        std::vector<const float*> weightRows;
+                        std::vector<float*> outRows;
+                        std::vector<int> kept;
+                        for (int t = 0; t < tokens; ++t) {
+                            kept.push_back(std::max(1, gathered - 3 * (tokens - 1 - t)));
+                            weights.push_back(
+                                randomValues(size_t(heads * kept.back()), 1.0f, generator));
+                            outs.emplace_back(size_t(heads * headDim), -7.0f);
+                        }
+                        for (int t = 0; t < tokens; ++t) {
+                            weightRows.push_back(weights[size_t(t)].data());
+                            outRows.push_back(outs[size_t(t)].data());
+                        }
+                        level.attentionValuesTokens(shape, tokens, weightRows.data(), kept.data(),
+                                                    valueRows.data(), outRows.data(), 1, heads);
+                        for (int t = 0; t < tokens; ++t) {
+                            AttentionShape own = shape;
+                            own.kept = kept[size_t(t)];
+                            std::vector<float> alone(size_t(heads * headDim), -7.0f);
+                            level.attentionValues(own, weights[size_t(t)].data(), valueRows.data(),
+                                                  alone.data(), 1, heads);
+                            for (size_t i = 0; i < alone.size(); ++i)
+                                QVERIFY2(sameBits(outs[size_t(t)][i], alone[i]),
+                                         where(isa,
+                                               QStringLiteral("token %1 of %2, output %3, head "
+                                                              "dim %4")
+                                                   .arg(t)
+                                                   .arg(tokens)
+                                                   .arg(i)
+                                                   .arg(headDim),
+                                               kept[size_t(t)]));
+                        }
+                    }
+            ++compared;
+        }
+        QVERIFY(compared >= 1);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAttentionKernels)

@@ -128,6 +128,22 @@ void attentionScores(const AttentionShape& shape, const float* queries, const fl
 }
 
 #if SINKSCOPE_KERNEL_ISA >= 2
+// Sixteen lanes of sixteen dots (lanes[l][e]: lane l of dot e) folded as dotsInRegisters folds
+// them, times scale; the first `width` dots are stored at out.
+void storeFoldedLanes(const float (*lanes)[kLanes], float scale, size_t width, float* out) {
+    __m512 acc[kLanes];
+    for (size_t l = 0; l < kLanes; ++l)
+        acc[l] = _mm512_load_ps(lanes[l]);
+    for (int i = 0; i < 8; ++i)
+        acc[i] = _mm512_add_ps(acc[i + 8], acc[i]);
+    for (int i = 0; i < 4; ++i)
+        acc[i] = _mm512_add_ps(acc[i + 4], acc[i]);
+    const __m512 folded =
+        _mm512_add_ps(_mm512_add_ps(acc[0], acc[2]), _mm512_add_ps(acc[1], acc[3]));
+    _mm512_mask_storeu_ps(out, static_cast<__mmask16>((1u << width) - 1),
+                          _mm512_mul_ps(folded, _mm512_set1_ps(scale)));
+}
+
 // dotsInRegisters<16> for several queries against the same sixteen slots [first, first + 16)
 // (fewer where `slots` < 16: the loads are masked to them): for each lane l, the key rows
 // l, l + 16, ... are loaded once and every token's lane l is their chain of multiply-adds (the
@@ -151,21 +167,11 @@ void dotsForTokens(int tokens, const float* const* queries, const float* rows, s
             _mm512_store_ps(lanes[t][l], acc);
         }
     }
-    for (int t = 0; t < tokens; ++t) {
-        if (static_cast<size_t>(kept[t]) <= first) continue;
-        __m512 acc[kLanes];
-        for (size_t l = 0; l < kLanes; ++l)
-            acc[l] = _mm512_load_ps(lanes[t][l]);
-        for (int i = 0; i < 8; ++i)
-            acc[i] = _mm512_add_ps(acc[i + 8], acc[i]);
-        for (int i = 0; i < 4; ++i)
-            acc[i] = _mm512_add_ps(acc[i + 4], acc[i]);
-        const __m512 folded =
-            _mm512_add_ps(_mm512_add_ps(acc[0], acc[2]), _mm512_add_ps(acc[1], acc[3]));
-        const size_t width = std::min<size_t>(kLanes, static_cast<size_t>(kept[t]) - first);
-        _mm512_mask_storeu_ps(out[t] + first, static_cast<__mmask16>((1u << width) - 1),
-                              _mm512_mul_ps(folded, _mm512_set1_ps(scale)));
-    }
+    for (int t = 0; t < tokens; ++t)
+        if (static_cast<size_t>(kept[t]) > first)
+            storeFoldedLanes(lanes[t], scale,
+                             std::min<size_t>(kLanes, static_cast<size_t>(kept[t]) - first),
+                             out[t] + first);
 }
 #endif
 
@@ -173,7 +179,7 @@ void attentionScoresTokens(const AttentionShape& shape, int tokens, const float*
                            const int* kept, const float* keyColumns, float scale,
                            float* const* scores, int headBegin, int headEnd) {
 #if SINKSCOPE_KERNEL_ISA >= 2
-    if (shape.headDim <= 16 * kLanes) {
+    if (tokens > 1 && shape.headDim <= 16 * kLanes) {
         const auto stride = static_cast<size_t>(shape.keyStride);
         const int widest = *std::max_element(kept, kept + tokens);
         for (int h = headBegin; h < headEnd; ++h) {
@@ -238,6 +244,75 @@ void attentionValues(const AttentionShape& shape, const float* weights, const fl
     }
 }
 
+#if SINKSCOPE_KERNEL_ISA >= 2
+// weighValues' dotsInRegisters<Dots> for several tokens' weights over the same value rows: row i
+// is loaded once and multiplies the weight i of every token with i < kept[t] (a masked
+// multiply-add leaves the others' lanes as they are), so token t's lane l is the chain over its
+// slots i = l mod 16 in increasing i, as for one token. Absent tokens have kept 0.
+template <int Dots>
+void valuesForTokens(const float* const* weights, const int* kept, const float* rows, size_t stride,
+                     float* const* out) {
+    constexpr int kTokens = KernelTable::kMaxScoreTokens;
+    constexpr auto kMask = static_cast<__mmask16>(Dots == 16 ? 0xffff : 0x00ff);
+    const auto widest = static_cast<size_t>(*std::max_element(kept, kept + kTokens));
+    alignas(64) float lanes[kTokens][kLanes][kLanes];
+    for (size_t l = 0; l < kLanes; ++l) {
+        __m512 acc[kTokens];
+        for (int t = 0; t < kTokens; ++t)
+            acc[t] = _mm512_setzero_ps();
+        for (size_t i = l; i < widest; i += kLanes) {
+            const __m512 row = _mm512_maskz_loadu_ps(kMask, rows + i * stride);
+#pragma GCC unroll 8
+            for (int t = 0; t < kTokens; ++t) {
+                const bool in = i < static_cast<size_t>(kept[t]);
+                const float weight = in ? weights[t][i] : 0.0f;
+                acc[t] = _mm512_mask3_fmadd_ps(_mm512_set1_ps(weight), row, acc[t],
+                                               static_cast<__mmask16>(in ? 0xffff : 0));
+            }
+        }
+        for (int t = 0; t < kTokens; ++t)
+            _mm512_store_ps(lanes[t][l], acc[t]);
+    }
+    for (int t = 0; t < kTokens; ++t)
+        if (kept[t] > 0) storeFoldedLanes(lanes[t], 1.0f, Dots, out[t]);
+}
+#endif
+
+void attentionValuesTokens(const AttentionShape& shape, int tokens, const float* const* weights,
+                           const int* kept, const float* valueRows, float* const* out,
+                           int headBegin, int headEnd) {
+#if SINKSCOPE_KERNEL_ISA >= 2
+    if (tokens > 1 && (shape.headDim % kLanes == 0 || shape.headDim == 8)) {
+        constexpr int kTokens = KernelTable::kMaxScoreTokens;
+        const auto kvDim = static_cast<size_t>(shape.kvDim);
+        int allKept[kTokens] = {};
+        std::copy_n(kept, tokens, allKept);
+        for (int h = headBegin; h < headEnd; ++h) {
+            const float* values =
+                valueRows + static_cast<size_t>(h / shape.groupSize) * shape.headDim;
+            const float* headWeights[kTokens] = {};
+            float* headOut[kTokens] = {};
+            for (int t = 0; t < tokens; ++t)
+                headWeights[t] = weights[t] + static_cast<size_t>(h) * kept[t];
+            for (int first = 0; first < shape.headDim; first += kLanes) {
+                for (int t = 0; t < tokens; ++t)
+                    headOut[t] = out[t] + static_cast<size_t>(h) * shape.headDim + first;
+                if (shape.headDim == 8)
+                    valuesForTokens<8>(headWeights, allKept, values + first, kvDim, headOut);
+                else
+                    valuesForTokens<kLanes>(headWeights, allKept, values + first, kvDim, headOut);
+            }
+        }
+        return;
+    }
+#endif
+    for (int t = 0; t < tokens; ++t) {
+        AttentionShape own = shape;
+        own.kept = kept[t];
+        attentionValues(own, weights[t], valueRows, out[t], headBegin, headEnd);
+    }
+}
+
 } // namespace
 
 #include "model/kernels/kernel_isa_end.h"
@@ -245,6 +320,7 @@ void attentionValues(const AttentionShape& shape, const float* weights, const fl
 void fillAttentionKernels(KernelTable& table) {
     table.attentionScores = attentionScores;
     table.attentionScoresTokens = attentionScoresTokens;
+    table.attentionValuesTokens = attentionValuesTokens;
     table.attentionValues = attentionValues;
 }
 

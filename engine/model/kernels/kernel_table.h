@@ -78,6 +78,13 @@ struct KernelTable {
     void (*attentionValues)(const AttentionShape& shape, const float* weights,
                             const float* valueRows, float* out, int headBegin,
                             int headEnd) = nullptr;
+    // The same for several tokens' weights over the same value rows: out[t] is, bit for bit,
+    // attentionValues' result for weights[t] [heads][kept[t]] with shape.kept = kept[t] (each
+    // kept[t] <= shape.kept, at most kMaxScoreTokens tokens). Each value row is read once.
+    void (*attentionValuesTokens)(const AttentionShape& shape, int tokens,
+                                  const float* const* weights, const int* kept,
+                                  const float* valueRows, float* const* out, int headBegin,
+                                  int headEnd) = nullptr;
 };
 
 // The table compiled for `isa`; only call its kernels when isaSupported(isa).
