@@ -2,16 +2,20 @@
 
 Reading a pinned tool needs an induction (copy) circuit: find where the current token occurred
 before and emit what followed it. In conversations the signal for it is thin (a name is a few
-tokens of a long turn), and 2.9M tokens of them left the copy diagnostic at 0%; the same model
-trained on dense repeats alone forms the circuit within about 300K tokens (about 2 minutes on one
-thread). So a share of the steps (--induction-rate) trains it directly, in the two places a call
-copies from:
+tokens of a long turn), and 2.9M tokens of them left the copy diagnostic at 0%. So a share of the
+steps (--induction-rate) trains it directly, in the two places a call copies from:
 
-  window rows  BOS, a span of random letter pieces, the span again and again up to 2W tokens:
+  window rows  BOS, a span of 32 random letter pieces, the span again and again up to 2W tokens:
                every repeat is within the window;
   sink rows    BOS and a span pinned as sinks, random filler longer than the window, the span
                again: the repeat can only copy from the sinks, at their folded positions (the
                session mask of model.py), as a call copies a name from the tool block.
+
+Six rows of a step are window rows, two sink rows. Measured from scratch on one thread (d 192,
+6 layers): fixed 32-piece spans within the window start forming the circuit within 150 steps of 8
+rows, as repeats of 32 random ids do (0% to 99% copy accuracy between 200K and 380K tokens), while
+spans of 4 to W/2 pieces mixed half and half with sink rows stayed at chance for 280 steps; and
+clipping the gradient norm at 1.0 kept the copy task at 1% after 350 steps (train.py --clip).
 
 Loss weight 1 on each repeated token after the first of its repeat (the first is not
 predictable in a sink row), 0 on the rest. A step's batch is a pure function of (seed, step),
@@ -25,6 +29,8 @@ import torch
 from model import pad_to_window
 
 ROWS = 8  # rows per induction step (a conversation step has one conversation on the CPU)
+SINK_ROWS = 2
+SPAN = 32
 
 
 def is_induction_step(seed, step, rate):
@@ -36,7 +42,7 @@ def letter_pieces(tok):
 
 
 def window_row(rng, letters, bos, window):
-    span = [rng.choice(letters) for _ in range(rng.randint(4, window // 2))]
+    span = [rng.choice(letters) for _ in range(SPAN)]
     ids = [bos]
     while len(ids) + len(span) <= 2 * window:
         ids += span
@@ -56,7 +62,7 @@ def make_induction_batch(tok, step, window, seed):
     """The batch of an induction step, in make_batch's form (batches.py)."""
     rng = random.Random("induction-rows/%d/%d" % (seed, step))
     letters, bos = letter_pieces(tok), tok.id("<s>")
-    rows = [(window_row if r % 2 == 0 else sink_row)(rng, letters, bos, window)
+    rows = [(sink_row if r >= ROWS - SINK_ROWS else window_row)(rng, letters, bos, window)
             for r in range(ROWS)]
     length = max(len(ids) for ids, _, _ in rows)
 

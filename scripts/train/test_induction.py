@@ -53,7 +53,8 @@ def main():
         window = batch["window"]
         for r in range(batch["ids"].shape[0]):
             check_row(batch["ids"][r].tolist(), batch["weight"][r].tolist(),
-                      batch["sink"][r].tolist(), window, is_sink_row=r % 2 == 1)
+                      batch["sink"][r].tolist(), window,
+                      is_sink_row=r >= induction.ROWS - induction.SINK_ROWS)
     logits = model(batch["ids"], SessionLayout(batch["sink"], batch["window"]))
     assert torch.isfinite(logits).all()
     print("induction batches: %d steps of %d checked" % (len(chosen), STEPS))

@@ -116,6 +116,8 @@ def parse_args():
     ap.add_argument("--aux-start", type=float, default=0.35)
     ap.add_argument("--aux-end", type=float, default=0.10)
     ap.add_argument("--random-id-rate", type=float, default=0.4)
+    ap.add_argument("--clip", type=float, default=1.0,
+                    help="gradient norm clipped to this (0: none); see induction.py on copying")
     ap.add_argument("--induction-rate", type=float, default=0.3,
                     help="share of steps that train copying on repeated random pieces (induction.py)")
     ap.add_argument("--d", type=int, default=192)
@@ -212,7 +214,8 @@ def main():
         loss = batch_loss(model, batch, args.device)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if args.clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
         opt.step()
         step += 1
         tokens_seen += batch_tokens
