@@ -99,16 +99,21 @@ std::set<int64_t> keptPositions(int64_t q, int window, int sinkSlots) {
     return positions;
 }
 
+// The int8 encoding's scale of values [begin, end): their largest magnitude over 127.
+float groupScale(const std::vector<float>& values, size_t begin, size_t end) {
+    float absMax = 0.0f;
+    for (size_t i = begin; i < end; ++i)
+        absMax = std::max(absMax, std::fabs(values[i]));
+    return absMax / 127.0f;
+}
+
 // Every value of the row is within half a quantization step of its group (scale / 2), with a
 // few float ulps of slack for the division and the product.
 void verifyWithinHalfStep(const std::vector<float>& original, const std::vector<float>& decoded) {
     const size_t group = static_cast<size_t>(kKvGroup);
     for (size_t begin = 0; begin < original.size(); begin += group) {
         const size_t end = std::min(begin + group, original.size());
-        float absMax = 0.0f;
-        for (size_t i = begin; i < end; ++i)
-            absMax = std::max(absMax, std::fabs(original[i]));
-        const float scale = absMax / 127.0f;
+        const float scale = groupScale(original, begin, end);
         for (size_t i = begin; i < end; ++i) {
             const float error = std::fabs(original[i] - decoded[i]);
             QVERIFY2(error <= scale * 0.5f * (1.0f + 1e-4f) + 1e-30f,
@@ -470,10 +475,7 @@ void TestKvCache::int8DecodeIsScaleTimesQuant() {
         const std::vector<float> decoded = roundTripK(cache, row);
         for (size_t begin = 0; begin < row.size(); begin += group) {
             const size_t end = std::min(begin + group, row.size());
-            float absMax = 0.0f;
-            for (size_t i = begin; i < end; ++i)
-                absMax = std::max(absMax, std::fabs(row[i]));
-            const float scale = absMax / 127.0f;
+            const float scale = groupScale(row, begin, end);
             for (size_t i = begin; i < end; ++i) {
                 const float q = std::clamp(std::round(row[i] / scale), -127.0f, 127.0f);
                 QCOMPARE(decoded[i], scale * q);

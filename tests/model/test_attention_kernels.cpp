@@ -48,6 +48,88 @@ std::vector<Case> cases() {
     return all;
 }
 
+// One chunk case: a level, `tokens` queries over `shape.kept` gathered slots, token t seeing the
+// first kept[t] of them (the last token all, earlier ones fewer, as in a chunk of sinks).
+struct ChunkCase {
+    Isa isa = Isa::Portable;
+    const KernelTable* level = nullptr;
+    AttentionShape shape;
+    int heads = 0;
+    int tokens = 0;
+    std::vector<int> kept;
+};
+
+// Runs body(case, generator) for every supported level, gathered count, token count and head
+// shape (heads of 64, 48, 8, 40 and 128 values); returns how many levels ran.
+template <typename Body> int forEveryChunkCase(Body body) {
+    int levels = 0;
+    for (const Isa isa : kAllIsas) {
+        if (!isaSupported(isa)) continue;
+        for (const int gathered : {1, 15, 16, 17, 40, 257})
+            for (const int tokens : {1, 3, KernelTable::kMaxScoreTokens})
+                for (const auto& [headDim, heads, groupSize] :
+                     std::vector<std::tuple<int, int, int>>{
+                         {64, 6, 3}, {48, 4, 2}, {8, 2, 1}, {40, 2, 1}, {128, 2, 2}}) {
+                    ChunkCase c;
+                    c.isa = isa;
+                    c.level = &kernelsFor(isa);
+                    c.shape.kept = gathered;
+                    c.shape.headDim = headDim;
+                    c.shape.groupSize = groupSize;
+                    c.shape.kvDim = heads / groupSize * headDim;
+                    c.shape.keyStride = gathered + 5;
+                    c.heads = heads;
+                    c.tokens = tokens;
+                    for (int t = 0; t < tokens; ++t)
+                        c.kept.push_back(std::max(1, gathered - 5 * (tokens - 1 - t)));
+                    std::mt19937 generator(
+                        static_cast<uint32_t>(gathered * 31 + tokens * 7 + headDim));
+                    body(c, generator);
+                    if (QTest::currentTestFailed()) return levels;
+                }
+        ++levels;
+    }
+    return levels;
+}
+
+// Per-token buffers and the pointer arrays the kernels take.
+struct TokenBuffers {
+    std::vector<std::vector<float>> buffers;
+    void add(std::vector<float> values) { buffers.push_back(std::move(values)); }
+    std::vector<float>& at(int t) { return buffers[size_t(t)]; }
+    std::vector<float*> rows() {
+        std::vector<float*> all;
+        for (auto& buffer : buffers)
+            all.push_back(buffer.data());
+        return all;
+    }
+    std::vector<const float*> constRows() {
+        std::vector<const float*> all;
+        for (auto& buffer : buffers)
+            all.push_back(buffer.data());
+        return all;
+    }
+};
+
+// Token t's outputs of the many-token kernel against the one-token kernel's, bit for bit.
+bool sameAsAlone(const ChunkCase& c, int t, const std::vector<float>& got,
+                 const std::vector<float>& alone) {
+    for (size_t i = 0; i < alone.size(); ++i)
+        if (!sameBits(got[i], alone[i])) {
+            QTest::qFail(where(c.isa,
+                               QStringLiteral("token %1 of %2, value %3, head dim %4")
+                                   .arg(t)
+                                   .arg(c.tokens)
+                                   .arg(i)
+                                   .arg(c.shape.headDim),
+                               c.kept[size_t(t)])
+                             .constData(),
+                         __FILE__, __LINE__);
+            return false;
+        }
+    return true;
+}
+
 } // namespace
 
 class TestAttentionKernels : public QObject {
@@ -117,124 +199,53 @@ private slots:
     // scores equal attentionScores' for its own kept count, bit for bit; nothing is written past
     // a token's [heads][kept_t], nor for heads outside the range.
     void severalTokensScoreAsEachAlone() {
-        int compared = 0;
-        for (const Isa isa : kAllIsas) {
-            if (!isaSupported(isa)) continue;
-            const KernelTable& level = kernelsFor(isa);
-            for (const int gathered : {1, 15, 16, 17, 40, 257})
-                for (const int tokens : {1, 3, KernelTable::kMaxScoreTokens})
-                    for (const auto& [headDim, heads, groupSize] :
-                         std::vector<std::tuple<int, int, int>>{
-                             {64, 6, 3}, {48, 4, 2}, {8, 2, 1}, {128, 2, 2}}) {
-                        AttentionShape shape;
-                        shape.kept = gathered;
-                        shape.headDim = headDim;
-                        shape.groupSize = groupSize;
-                        shape.kvDim = heads / groupSize * headDim;
-                        shape.keyStride = gathered + 5;
-                        std::mt19937 generator(
-                            static_cast<uint32_t>(gathered * 31 + tokens * 7 + headDim));
-                        const auto keyColumns =
-                            randomValues(size_t(shape.kvDim * shape.keyStride), 2.0f, generator);
-                        std::vector<std::vector<float>> queries, scores;
-                        std::vector<const float*> queryRows;
-                        std::vector<float*> scoreRows;
-                        std::vector<int> kept;
-                        for (int t = 0; t < tokens; ++t) {
-                            queries.push_back(
-                                randomValues(size_t(heads * headDim), 2.0f, generator));
-                            scores.emplace_back(size_t(heads * gathered), -7.0f);
-                            // the last token sees every gathered slot, earlier ones fewer
-                            kept.push_back(std::max(1, gathered - 5 * (tokens - 1 - t)));
-                        }
-                        for (int t = 0; t < tokens; ++t) {
-                            queryRows.push_back(queries[size_t(t)].data());
-                            scoreRows.push_back(scores[size_t(t)].data());
-                        }
-                        level.attentionScoresTokens(shape, tokens, queryRows.data(), kept.data(),
-                                                    keyColumns.data(), 0.125f, scoreRows.data(), 1,
-                                                    heads);
-                        for (int t = 0; t < tokens; ++t) {
-                            AttentionShape own = shape;
-                            own.kept = kept[size_t(t)];
-                            std::vector<float> alone(size_t(heads * gathered), -7.0f);
-                            level.attentionScores(own, queries[size_t(t)].data(), keyColumns.data(),
-                                                  0.125f, alone.data(), 1, heads);
-                            for (size_t i = 0; i < alone.size(); ++i)
-                                QVERIFY2(sameBits(scores[size_t(t)][i], alone[i]),
-                                         where(isa,
-                                               QStringLiteral("token %1 of %2, value %3, head "
-                                                              "dim %4")
-                                                   .arg(t)
-                                                   .arg(tokens)
-                                                   .arg(i)
-                                                   .arg(headDim),
-                                               kept[size_t(t)]));
-                        }
-                    }
-            ++compared;
-        }
+        const int compared = forEveryChunkCase([](const ChunkCase& c, std::mt19937& generator) {
+            const AttentionShape& shape = c.shape;
+            const auto keyColumns =
+                randomValues(size_t(shape.kvDim * shape.keyStride), 2.0f, generator);
+            TokenBuffers queries, scores;
+            for (int t = 0; t < c.tokens; ++t) {
+                queries.add(randomValues(size_t(c.heads * shape.headDim), 2.0f, generator));
+                scores.add(std::vector<float>(size_t(c.heads * shape.kept), -7.0f));
+            }
+            c.level->attentionScoresTokens(shape, c.tokens, queries.constRows().data(),
+                                           c.kept.data(), keyColumns.data(), 0.125f,
+                                           scores.rows().data(), 1, c.heads);
+            for (int t = 0; t < c.tokens; ++t) {
+                AttentionShape own = shape;
+                own.kept = c.kept[size_t(t)];
+                std::vector<float> alone(size_t(c.heads * shape.kept), -7.0f);
+                c.level->attentionScores(own, queries.at(t).data(), keyColumns.data(), 0.125f,
+                                         alone.data(), 1, c.heads);
+                if (!sameAsAlone(c, t, scores.at(t), alone)) return;
+            }
+        });
         QVERIFY(compared >= 1);
     }
 
     // attentionValuesTokens: token t's outputs equal attentionValues' for its own weights and
     // kept count, bit for bit, at every level; heads outside the range stay untouched.
     void severalTokensWeighValuesAsEachAlone() {
-        int compared = 0;
-        for (const Isa isa : kAllIsas) {
-            if (!isaSupported(isa)) continue;
-            const KernelTable& level = kernelsFor(isa);
-            for (const int gathered : {1, 15, 16, 17, 40, 257})
-                for (const int tokens : {1, 3, KernelTable::kMaxScoreTokens})
-                    for (const auto& [headDim, heads, groupSize] :
-                         std::vector<std::tuple<int, int, int>>{
-                             {64, 6, 3}, {48, 4, 2}, {8, 2, 1}, {40, 2, 1}, {128, 2, 2}}) {
-                        AttentionShape shape;
-                        shape.kept = gathered;
-                        shape.headDim = headDim;
-                        shape.groupSize = groupSize;
-                        shape.kvDim = heads / groupSize * headDim;
-                        shape.keyStride = gathered;
-                        std::mt19937 generator(
-                            static_cast<uint32_t>(gathered * 37 + tokens * 5 + headDim));
-                        const auto valueRows =
-                            randomValues(size_t(gathered * shape.kvDim), 2.0f, generator);
-                        std::vector<std::vector<float>> weights, outs;
-                        std::vector<const float*> weightRows;
-                        std::vector<float*> outRows;
-                        std::vector<int> kept;
-                        for (int t = 0; t < tokens; ++t) {
-                            kept.push_back(std::max(1, gathered - 3 * (tokens - 1 - t)));
-                            weights.push_back(
-                                randomValues(size_t(heads * kept.back()), 1.0f, generator));
-                            outs.emplace_back(size_t(heads * headDim), -7.0f);
-                        }
-                        for (int t = 0; t < tokens; ++t) {
-                            weightRows.push_back(weights[size_t(t)].data());
-                            outRows.push_back(outs[size_t(t)].data());
-                        }
-                        level.attentionValuesTokens(shape, tokens, weightRows.data(), kept.data(),
-                                                    valueRows.data(), outRows.data(), 1, heads);
-                        for (int t = 0; t < tokens; ++t) {
-                            AttentionShape own = shape;
-                            own.kept = kept[size_t(t)];
-                            std::vector<float> alone(size_t(heads * headDim), -7.0f);
-                            level.attentionValues(own, weights[size_t(t)].data(), valueRows.data(),
-                                                  alone.data(), 1, heads);
-                            for (size_t i = 0; i < alone.size(); ++i)
-                                QVERIFY2(sameBits(outs[size_t(t)][i], alone[i]),
-                                         where(isa,
-                                               QStringLiteral("token %1 of %2, output %3, head "
-                                                              "dim %4")
-                                                   .arg(t)
-                                                   .arg(tokens)
-                                                   .arg(i)
-                                                   .arg(headDim),
-                                               kept[size_t(t)]));
-                        }
-                    }
-            ++compared;
-        }
+        const int compared = forEveryChunkCase([](const ChunkCase& c, std::mt19937& generator) {
+            const AttentionShape& shape = c.shape;
+            const auto valueRows = randomValues(size_t(shape.kept * shape.kvDim), 2.0f, generator);
+            TokenBuffers weights, outs;
+            for (int t = 0; t < c.tokens; ++t) {
+                weights.add(randomValues(size_t(c.heads * c.kept[size_t(t)]), 1.0f, generator));
+                outs.add(std::vector<float>(size_t(c.heads * shape.headDim), -7.0f));
+            }
+            c.level->attentionValuesTokens(shape, c.tokens, weights.constRows().data(),
+                                           c.kept.data(), valueRows.data(), outs.rows().data(), 1,
+                                           c.heads);
+            for (int t = 0; t < c.tokens; ++t) {
+                AttentionShape own = shape;
+                own.kept = c.kept[size_t(t)];
+                std::vector<float> alone(size_t(c.heads * shape.headDim), -7.0f);
+                c.level->attentionValues(own, weights.at(t).data(), valueRows.data(), alone.data(),
+                                         1, c.heads);
+                if (!sameAsAlone(c, t, outs.at(t), alone)) return;
+            }
+        });
         QVERIFY(compared >= 1);
     }
 };

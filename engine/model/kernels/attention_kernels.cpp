@@ -61,6 +61,16 @@ struct DotLanes {
 // same bits. Dots e in [0, Dots) of a[0..n) with rows[j * stride + e], folded, times scale, into
 // out[Dots]; with Dots = 8 (stories260K's heads) the loads and the store are masked to eight
 // values, so nothing past them is read or written.
+// Sixteen lanes folded as DotLanes::fold folds them: halves, quarters, then the last four in
+// pairs. Overwrites acc.
+__m512 foldLanes(__m512 acc[kLanes]) {
+    for (int i = 0; i < 8; ++i)
+        acc[i] = _mm512_add_ps(acc[i + 8], acc[i]);
+    for (int i = 0; i < 4; ++i)
+        acc[i] = _mm512_add_ps(acc[i + 4], acc[i]);
+    return _mm512_add_ps(_mm512_add_ps(acc[0], acc[2]), _mm512_add_ps(acc[1], acc[3]));
+}
+
 template <int Dots>
 void dotsInRegisters(const float* a, const float* rows, size_t stride, size_t n, float scale,
                      float* out) {
@@ -80,12 +90,7 @@ void dotsInRegisters(const float* a, const float* rows, size_t stride, size_t n,
         if (j + l < n)
             acc[l] = _mm512_fmadd_ps(_mm512_set1_ps(a[j + l]),
                                      _mm512_maskz_loadu_ps(kMask, rows + (j + l) * stride), acc[l]);
-    for (int i = 0; i < 8; ++i)
-        acc[i] = _mm512_add_ps(acc[i + 8], acc[i]);
-    for (int i = 0; i < 4; ++i)
-        acc[i] = _mm512_add_ps(acc[i + 4], acc[i]);
-    const __m512 folded =
-        _mm512_add_ps(_mm512_add_ps(acc[0], acc[2]), _mm512_add_ps(acc[1], acc[3]));
+    const __m512 folded = foldLanes(acc);
     _mm512_mask_storeu_ps(out, kMask, _mm512_mul_ps(folded, _mm512_set1_ps(scale)));
 }
 #endif
@@ -134,12 +139,7 @@ void storeFoldedLanes(const float (*lanes)[kLanes], float scale, size_t width, f
     __m512 acc[kLanes];
     for (size_t l = 0; l < kLanes; ++l)
         acc[l] = _mm512_load_ps(lanes[l]);
-    for (int i = 0; i < 8; ++i)
-        acc[i] = _mm512_add_ps(acc[i + 8], acc[i]);
-    for (int i = 0; i < 4; ++i)
-        acc[i] = _mm512_add_ps(acc[i + 4], acc[i]);
-    const __m512 folded =
-        _mm512_add_ps(_mm512_add_ps(acc[0], acc[2]), _mm512_add_ps(acc[1], acc[3]));
+    const __m512 folded = foldLanes(acc);
     _mm512_mask_storeu_ps(out, static_cast<__mmask16>((1u << width) - 1),
                           _mm512_mul_ps(folded, _mm512_set1_ps(scale)));
 }
