@@ -56,13 +56,14 @@ CI_CONVERSATIONS = 4
 REPO_STATE = os.path.join(HERE, "state", "needle-nano-stable.pt")
 
 # train.py arguments per preset. "cpu" is the shipped shape, trained run after run from the
-# repository's weights (REPO_STATE) on one or two threads. "gpu" trains a larger model from
-# scratch on one GPU in one go (its data rendered by 14 worker processes); "gpu-tiny" is the same
-# code path at a toy size, to check on a CPU that the GPU command runs.
+# repository's weights (REPO_STATE) on one or two threads, with the induction steps and the
+# unclipped gradients under which its copy circuit formed (induction.py). "gpu" trains a larger
+# model from scratch on one GPU in one go (its data rendered by 14 worker processes); "gpu-tiny" is
+# the same code path at a toy size, to check on a CPU that the GPU command runs.
 PRESETS = {
     "cpu": ["--d", "192", "--layers", "6", "--heads", "6", "--kv-heads", "6", "--ff", "384",
-            "--batch", "1", "--curriculum", "8000", "--init", REPO_STATE,
-            "--save-weights", REPO_STATE],
+            "--batch", "1", "--curriculum", "8000", "--induction-rate", "0.5", "--clip", "0",
+            "--init", REPO_STATE, "--save-weights", REPO_STATE],
     "gpu": ["--d", "384", "--layers", "8", "--heads", "8", "--kv-heads", "8", "--ff", "768",
             "--batch", "32", "--workers", "14", "--curriculum", "60000", "--lr", "1.5e-3",
             "--warmup", "200", "--diag-minutes", "1.5"],
