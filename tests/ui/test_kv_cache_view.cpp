@@ -1,5 +1,5 @@
 // The KV cache view: one row per physical slot with the right pieces, positions, ages and kinds,
-// the ring's write head, the bytes bar, clicks on slots, highlights and cheap 15 Hz updates that
+// the ring's write head, the bytes bar, clicks on slots, highlights and cheap 30 Hz updates that
 // signal only the cells that changed and leave the table as a fresh model would show it.
 #include <QtTest>
 

@@ -376,7 +376,7 @@ void PoliciesPanel::addBatch(const PolicyRunBatch& batch) {
     setState(tr("Running: %1 of %2 steps").arg(batch.stepsDone).arg(batch.stepsTotal));
 }
 
-// The rolling perplexity is recomputed over the whole policy (linear, at most ~15 times a second)
+// The rolling perplexity is recomputed over the whole policy (linear, at most ~30 times a second)
 // and only the points past `firstNew` are appended to the series.
 void PoliciesPanel::appendRollingPoints(int policy, qsizetype firstNew) {
     const PolicyResult& result = m_results[size_t(policy)];

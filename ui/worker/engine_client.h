@@ -1,7 +1,5 @@
 // The GUI thread's handle on the engine: owns the engine thread and its EngineWorker, queues
-// requests to it, and takes the worker's mailbox at most ~15 times a second (batchReady): each
-// refresh's drawing takes CPU from the decoding threads, which use every core (at 30 a second
-// the playground decoded the 0.5B shape at 72-75% of the CLI's speed, at 15 at 80-90%). Every
+// requests to it, and takes the worker's mailbox at most ~30 times a second (batchReady). Every
 // worker signal is preceded by a final take, so a handler sees all the steps that came before it.
 // Destroying the client stops any generation, quits the thread and waits for it.
 #pragma once
@@ -24,7 +22,7 @@ class EngineWorker;
 class EngineClient : public QObject {
     Q_OBJECT
 public:
-    static constexpr int kRefreshIntervalMs = 66;
+    static constexpr int kRefreshIntervalMs = 33;
 
     explicit EngineClient(QObject* parent = nullptr);
     ~EngineClient() override;

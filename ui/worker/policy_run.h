@@ -1,5 +1,5 @@
 // The Policies tab's experiment as it crosses threads: a request from the GUI, the per-position
-// NLLs the engine thread posts while it runs (taken by the GUI at most ~15 times a second), and
+// NLLs the engine thread posts while it runs (taken by the GUI at most ~30 times a second), and
 // the report at the end. The evaluation itself (runPolicies) runs on the engine thread only.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The hand-over point between the engine worker and the GUI. The worker posts every step; the GUI
-// takes everything posted since its last look, at most ~15 times a second. Snapshots beyond the
+// takes everything posted since its last look, at most ~30 times a second. Snapshots beyond the
 // cap are dropped oldest first (the newest snapshot wins; the UI may skip frames, it never builds
 // up a queue); stream pieces are all kept, since the chat needs every one.
 #pragma once
