@@ -81,6 +81,23 @@ private slots:
                  qPrintable(gauge.figuresText()));
     }
 
+    // Steps rewrite the figures 30 times a second: the size hint only grows, so a shorter text
+    // lays nothing out again, and clear() (no model) lets it shrink.
+    void widthOnlyGrowsUntilCleared() {
+        MemoryGauge gauge;
+        StepSnapshot busy = twoSinksRingOfFour(4);
+        busy.evictions = 123456789;
+        gauge.showStep(busy);
+        const QSize wide = gauge.sizeHint();
+        gauge.showStep(twoSinksRingOfFour(1));
+        QCOMPARE(gauge.sizeHint(), wide);
+        busy.evictions = 12345678901234;
+        gauge.showStep(busy);
+        QVERIFY(gauge.sizeHint().width() > wide.width());
+        gauge.clear();
+        QVERIFY(gauge.sizeHint().width() < wide.width());
+    }
+
     void sessionBeforeItsFirstStep() {
         MemoryGauge gauge;
         gauge.showSession(290, 290, 256, 1024 * 1024, kKvBudgetBytes);

@@ -80,9 +80,8 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     m_resultBox = new ToolResultBox(this);
     m_resultBox->setObjectName(QStringLiteral("toolResultBox"));
 
-    m_status = new QLabel(this);
+    m_status = new views::LiveLabel(tr("Generating… 1,000 tokens · 25.0 tok/s"), this);
     m_status->setObjectName(QStringLiteral("chatStatus"));
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     m_input = new MessageInput(this);
     m_input->setObjectName(QStringLiteral("messageInput"));

@@ -5,6 +5,7 @@
 // readable view follows.
 #pragma once
 
+#include "views/live_label.h"
 #include "worker/engine_types.h"
 
 #include <QWidget>
@@ -80,7 +81,7 @@ private:
     ChatView* m_chatView = nullptr;
     QAction* m_showTokensAction = nullptr;
     QAction* m_copyChatAction = nullptr;
-    QLabel* m_status = nullptr;
+    views::LiveLabel* m_status = nullptr;
     ToolResultBox* m_resultBox = nullptr;
     MessageInput* m_input = nullptr;
     QPushButton* m_send = nullptr;

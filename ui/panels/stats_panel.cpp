@@ -1,7 +1,7 @@
 #include "panels/stats_panel.h"
 
-#include "worker/display_text.h"
 #include "panels/process_memory.h"
+#include "worker/display_text.h"
 
 #include <QChart>
 #include <QChartView>
@@ -23,10 +23,11 @@ QString formatBytes(qint64 bytes) {
     return bytes < 0 ? QObject::tr("n/a") : QLocale().formattedDataSize(bytes);
 }
 
-QLabel* figureLabel(QWidget* parent, const char* objectName) {
-    auto* label = new QLabel(QObject::tr("–"), parent);
+views::LiveLabel* figureLabel(QWidget* parent, const char* objectName) {
+    auto* label =
+        new views::LiveLabel(QObject::tr("1.5 MiB allocated of 2.0 MiB budget (75.0 %)"), parent);
     label->setObjectName(QLatin1String(objectName));
-    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label->setText(QObject::tr("–"));
     return label;
 }
 
@@ -174,7 +175,7 @@ void StatsPanel::setGenerating(bool generating) {
 }
 
 void StatsPanel::clear() {
-    for (QLabel* label : {m_tokensPerSecond, m_tokensSeen, m_evictions})
+    for (views::LiveLabel* label : {m_tokensPerSecond, m_tokensSeen, m_evictions})
         label->setText(tr("–"));
 }
 

@@ -2,6 +2,7 @@
 // evictions, with a chart of tokens/s and RSS over the last minute.
 #pragma once
 
+#include "views/live_label.h"
 #include "worker/engine_types.h"
 
 #include <QElapsedTimer>
@@ -10,7 +11,6 @@
 
 class QChart;
 class QChartView;
-class QLabel;
 class QLineSeries;
 class QProgressBar;
 class QValueAxis;
@@ -41,14 +41,14 @@ private:
     void sample(); // one chart point: tokens/s and RSS now
     void showKvBytes(qint64 allocated, qint64 budget);
 
-    QLabel* m_tokensPerSecond = nullptr;
-    QLabel* m_tokensSeen = nullptr;
-    QLabel* m_evictions = nullptr;
-    QLabel* m_window = nullptr;
-    QLabel* m_sinks = nullptr;
-    QLabel* m_kvBytes = nullptr;
+    views::LiveLabel* m_tokensPerSecond = nullptr;
+    views::LiveLabel* m_tokensSeen = nullptr;
+    views::LiveLabel* m_evictions = nullptr;
+    views::LiveLabel* m_window = nullptr;
+    views::LiveLabel* m_sinks = nullptr;
+    views::LiveLabel* m_kvBytes = nullptr;
     QProgressBar* m_kvBar = nullptr;
-    QLabel* m_rss = nullptr;
+    views::LiveLabel* m_rss = nullptr;
     QLineSeries* m_rateSeries = nullptr;
     QLineSeries* m_rssSeries = nullptr;
     QValueAxis* m_timeAxis = nullptr;

@@ -26,9 +26,10 @@ int64_t budgetOf(const StepSnapshot& snapshot) {
 
 KvCacheView::KvCacheView(QWidget* parent) : QWidget(parent) {
     m_model = new KvCacheModel(this);
-    m_counters = new QLabel(this);
-    m_counters->setWordWrap(true);
-    m_counters->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_counters =
+        new LiveLabel(tr("window 256 (budget 256) · kv_bits 8 · sinks 290/290 · slots 546 · "
+                         "ring head 100 · evictions 1,000 · tokens seen 1,500"),
+                      this);
     m_bytesBar = new QProgressBar(this);
     m_bytesBar->setObjectName(QStringLiteral("kvBytesBar"));
     m_bytesBar->setTextVisible(true);

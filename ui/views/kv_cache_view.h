@@ -4,11 +4,11 @@
 #pragma once
 
 #include "memory/snapshot.h"
+#include "views/live_label.h"
 
 #include <QList>
 #include <QWidget>
 
-class QLabel;
 class QProgressBar;
 class QTableView;
 
@@ -43,7 +43,7 @@ private:
 
     KvCacheModel* m_model = nullptr;
     QTableView* m_table = nullptr;
-    QLabel* m_counters = nullptr;
+    LiveLabel* m_counters = nullptr;
     QProgressBar* m_bytesBar = nullptr;
 };
 

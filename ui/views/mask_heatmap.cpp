@@ -78,8 +78,9 @@ QWidget* MaskHeatmap::createToolBar() {
     auto* exportButton =
         toolButton(QStringLiteral("maskExport"), tr("Export…"),
                    tr("Save the whole matrix as a PNG image or an SVG drawing"), bar);
-    m_status = new QLabel(bar);
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_status = new LiveLabel(tr("290 sinks pinned · q 1,000–1,500 × k 1,000–1,500 of 1,500 · "
+                                "window 256 · 1.0 px/cell"),
+                             bar);
 
     connect(zoomOutButton, &QToolButton::clicked, this, &MaskHeatmap::zoomOut);
     connect(zoomInButton, &QToolButton::clicked, this, &MaskHeatmap::zoomIn);

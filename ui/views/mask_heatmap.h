@@ -6,6 +6,7 @@
 
 #include "memory/mask.h"
 #include "memory/snapshot.h"
+#include "views/live_label.h"
 #include "views/mask_image.h"
 #include "views/mask_rows.h"
 
@@ -95,7 +96,7 @@ private:
     MaskRows m_rows;
     MaskCanvas* m_canvas = nullptr;
     QToolButton* m_followButton = nullptr;
-    QLabel* m_status = nullptr;
+    LiveLabel* m_status = nullptr;
     QList<std::pair<QLabel*, MaskLegendEntry>> m_swatches;
 };
 

@@ -4,6 +4,7 @@
 #include "views/piece_text.h"
 #include "views/view_colors.h"
 
+#include <QEvent>
 #include <QLocale>
 #include <QPainter>
 
@@ -68,7 +69,8 @@ void MemoryGauge::clear() {
     m_empty = true;
     m_text = tr("KV: no model");
     setToolTip(tr("The KV memory of the loaded model's session."));
-    updateGeometry();
+    m_textWidth = 0;
+    fitText();
     update();
 }
 
@@ -86,13 +88,29 @@ void MemoryGauge::refresh(const QString& nextWrite) {
                    .arg(mebibytes(f.bytesAllocated), mebibytes(f.budgetBytes))
                    .arg(f.evictions)
                    .arg(nextWrite));
-    updateGeometry();
+    fitText();
     update();
+}
+
+// The figures change every step; asking the status bar to lay out again each time would repaint
+// it 30 times a second, so the width only grows (and starts over when the model is closed).
+void MemoryGauge::fitText() {
+    const int width = QFontMetrics(font()).horizontalAdvance(m_text);
+    if (width <= m_textWidth) return;
+    m_textWidth = width;
+    updateGeometry();
+}
+
+void MemoryGauge::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() != QEvent::FontChange) return;
+    m_textWidth = 0; // measured again in the new font
+    fitText();
 }
 
 QSize MemoryGauge::sizeHint() const {
     const QFontMetrics metrics(font());
-    return {kBarWidth + kGap + metrics.horizontalAdvance(m_text) + 2,
+    return {kBarWidth + kGap + m_textWidth + 2,
             std::max(kBarHeight, metrics.height()) + 2};
 }
 

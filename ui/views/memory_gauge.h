@@ -39,12 +39,15 @@ public:
 
 protected:
     void paintEvent(QPaintEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
 private:
     void refresh(const QString& nextWrite);
+    void fitText(); // widens the size hint when the text outgrew it
 
     GaugeFigures m_figures;
     QString m_text;
+    int m_textWidth = 0; // of the widest text since the last clear(), in pixels
     bool m_empty = true;
 };
 
