@@ -110,8 +110,7 @@ void MemoryGauge::changeEvent(QEvent* event) {
 
 QSize MemoryGauge::sizeHint() const {
     const QFontMetrics metrics(font());
-    return {kBarWidth + kGap + m_textWidth + 2,
-            std::max(kBarHeight, metrics.height()) + 2};
+    return {kBarWidth + kGap + m_textWidth + 2, std::max(kBarHeight, metrics.height()) + 2};
 }
 
 void MemoryGauge::paintEvent(QPaintEvent*) {

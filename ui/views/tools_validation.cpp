@@ -26,7 +26,8 @@ ToolsValidation failure(const QString& text, int offset, const QString& what) {
 // its byte offsets into the editor's lines and columns of characters.
 ToolsValidation validateTools(const QString& text) {
     const QByteArray utf8 = text.toUtf8();
-    const ToolsParseResult parsed = parseTools(std::string_view(utf8.constData(), size_t(utf8.size())));
+    const ToolsParseResult parsed =
+        parseTools(std::string_view(utf8.constData(), size_t(utf8.size())));
     if (!parsed.ok()) {
         const SchemaIssue& issue = parsed.errors.front();
         const auto bytesBefore = qsizetype(std::min<size_t>(issue.offset, size_t(utf8.size())));
