@@ -14,11 +14,14 @@ namespace sinkscope::test {
 // ../shared beside the checkout, or $SINKSCOPE_SHARED.
 inline QString sharedPath(const QString& relative) {
     const QByteArray env = qgetenv("SINKSCOPE_SHARED");
-    const QString root = env.isEmpty() ? QStringLiteral(SINKSCOPE_SHARED_DIR) : QString::fromLocal8Bit(env);
+    const QString root =
+        env.isEmpty() ? QStringLiteral(SINKSCOPE_SHARED_DIR) : QString::fromLocal8Bit(env);
     return QDir(root).filePath(relative);
 }
 
-inline QString storiesModelPath() { return sharedPath("models/stories260K.gguf"); }
+inline QString storiesModelPath() {
+    return sharedPath("models/stories260K.gguf");
+}
 
 } // namespace sinkscope::test
 
@@ -26,6 +29,7 @@ inline QString storiesModelPath() { return sharedPath("models/stories260K.gguf")
 #define SINKSCOPE_REQUIRE_STORIES()                                                                \
     do {                                                                                           \
         if (!QFileInfo::exists(sinkscope::test::storiesModelPath()))                               \
-            QSKIP(qPrintable(QStringLiteral("stories260K.gguf not found at %1 (set SINKSCOPE_SHARED)") \
-                                 .arg(sinkscope::test::storiesModelPath())));                      \
+            QSKIP(qPrintable(                                                                      \
+                QStringLiteral("stories260K.gguf not found at %1 (set SINKSCOPE_SHARED)")          \
+                    .arg(sinkscope::test::storiesModelPath())));                                   \
     } while (0)

@@ -1,7 +1,7 @@
 #include "jinja/jinja_lexer.h"
 
-#include "jinja/jinja_budget.h"
 #include "jinja/builtins/jinja_text.h"
+#include "jinja/jinja_budget.h"
 
 #include <charconv>
 #include <cmath>

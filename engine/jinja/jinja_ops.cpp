@@ -1,9 +1,9 @@
 #include "jinja/jinja_ops.h"
 
-#include "jinja/jinja_budget.h"
 #include "jinja/builtins/jinja_builtins.h"
 #include "jinja/builtins/jinja_format.h"
 #include "jinja/builtins/jinja_text.h"
+#include "jinja/jinja_budget.h"
 
 #include <algorithm>
 #include <cmath>

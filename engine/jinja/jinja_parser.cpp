@@ -1,9 +1,9 @@
 // The statement half of the parser, the check of filter and test names, and parseProgram.
 #include "jinja/jinja_parser.h"
 
-#include "jinja/jinja_budget.h"
 #include "jinja/builtins/jinja_builtins.h"
 #include "jinja/builtins/jinja_text.h"
+#include "jinja/jinja_budget.h"
 
 namespace sinkscope::jinja {
 

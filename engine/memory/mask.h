@@ -17,10 +17,8 @@ enum class MaskCell : unsigned char {
 };
 
 constexpr MaskCell classify(long long q, long long k, long long window, bool keyIsSink) {
-    if (k > q)
-        return MaskCell::Future;
-    if ((q - k) < window)
-        return MaskCell::AttendedRecent;
+    if (k > q) return MaskCell::Future;
+    if ((q - k) < window) return MaskCell::AttendedRecent;
     return keyIsSink ? MaskCell::AttendedSink : MaskCell::Evicted;
 }
 

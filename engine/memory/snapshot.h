@@ -19,19 +19,19 @@ struct AttentionProbe {
 
 struct SlotView {
     int32_t token = -1;
-    std::string piece;     // the token's text ("" for empty slots)
+    std::string piece; // the token's text ("" for empty slots)
     int64_t position = -1;
     SlotKind kind = SlotKind::Empty;
-    bool kept = false;     // keep(query, position) admitted this slot
-    float attention = 0;   // weight from the probe (0 when not kept or no probe)
+    bool kept = false;   // keep(query, position) admitted this slot
+    float attention = 0; // weight from the probe (0 when not kept or no probe)
 };
 
 struct StepSnapshot {
     int64_t queryPosition = -1;
     int32_t queryToken = -1;
     std::string queryPiece;
-    bool generated = false;       // sampled by the model (false: prefilled from the prompt)
-    int querySlot = -1;           // where the query's own K/V went
+    bool generated = false; // sampled by the model (false: prefilled from the prompt)
+    int querySlot = -1;     // where the query's own K/V went
     // [sinkSlots + window], physical order: sinks, then the ring. (Not named `slots`: that word
     // is a Qt macro.)
     std::vector<SlotView> cacheSlots;

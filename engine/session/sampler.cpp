@@ -24,8 +24,7 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const uint8_t> 
     for (size_t id = 0; id < logits.size(); ++id)
         if (isAllowed(id))
             m_candidates.emplace_back(logits[id] / m_options.temperature, static_cast<int32_t>(id));
-    if (m_candidates.empty())
-        return -1;
+    if (m_candidates.empty()) return -1;
     const size_t k = m_options.topK > 0
                          ? std::min(m_candidates.size(), static_cast<size_t>(m_options.topK))
                          : m_candidates.size();
@@ -44,8 +43,7 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const uint8_t> 
     size_t keptCount = 0;
     while (keptCount < m_candidates.size()) {
         mass += m_candidates[keptCount++].first / total;
-        if (mass >= m_options.topP)
-            break;
+        if (mass >= m_options.topP) break;
     }
     m_candidates.resize(keptCount);
 

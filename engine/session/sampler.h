@@ -11,8 +11,8 @@ namespace sinkscope {
 struct SamplerOptions {
     bool greedy = false;
     float temperature = 0.8f;
-    int topK = 40;        // 0 = the whole vocabulary
-    float topP = 0.95f;   // 1 = off
+    int topK = 40;      // 0 = the whole vocabulary
+    float topP = 0.95f; // 1 = off
     uint64_t seed = 42;
 };
 

@@ -44,8 +44,7 @@ int main(int argc, char** argv) {
     options.sinkCapacity = sinkCount > 0 ? sinkCount - 1 : 0; // beyond BOS
     sinkscope::Session session(*model, options);
     std::FILE* out = std::fopen(argv[3], "wb");
-    if (!out)
-        return 1;
+    if (!out) return 1;
     for (size_t i = 0; i < ids.size(); ++i) {
         const auto logits = session.feed(ids[i], sinks[i]);
         std::fwrite(logits.data(), sizeof(float), logits.size(), out);

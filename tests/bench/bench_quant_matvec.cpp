@@ -7,8 +7,8 @@
 // weights from memory as a model's forward pass does. Times are the fastest of the repetitions:
 // the machine is shared, and the minimum is the figure least disturbed by other work.
 #include "gguf/dequantize.h"
-#include "model/quant_dot.h"
 #include "model/ops.h"
+#include "model/quant_dot.h"
 
 #include <algorithm>
 #include <chrono>

@@ -31,7 +31,6 @@ QString templatesPath(const QString& name = {}) {
     return sharedPath("reference/templates/" + name);
 }
 
-
 } // namespace
 
 class TestJinja : public QObject {

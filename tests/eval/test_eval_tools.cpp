@@ -3,9 +3,9 @@
 // control), and the model's window and position mode from its metadata in budget, run and
 // eval-tools.
 #include "cli_run.h"
+#include "eval/tool_eval.h"
 #include "gguf/gguf_writer.h"
 #include "session/session_defaults.h"
-#include "eval/tool_eval.h"
 #include "tool_test_support.h"
 
 #include <QJsonArray>

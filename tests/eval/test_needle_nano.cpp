@@ -170,18 +170,12 @@ void TestNeedleNano::evalSuitesKeepTheirFigures() {
             QStringLiteral("/needle-nano/eval-ci.json"))[suite + QStringLiteral(" sinks ") + sinks]
             .toObject();
     QVERIFY(!expected.isEmpty());
-    QStringList args = {"eval-tools",
-                        "--model",
-                        kModel,
-                        "--suite",
+    QStringList args = {"eval-tools", "--model", kModel, "--suite",
                         kData + QStringLiteral("/tools-eval/") + suite + QStringLiteral(".jsonl"),
-                        "--sinks",
-                        sinks,
+                        "--sinks", sinks,
                         // one thread: the figures are the same for any count, and CTest runs
                         // suites side by side on two cores
-                        "--threads",
-                        "1",
-                        "--json"};
+                        "--threads", "1", "--json"};
     if (!kWholeSuites)
         args << "--limit"
              << "1";

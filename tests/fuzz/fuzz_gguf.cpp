@@ -58,7 +58,7 @@ void requireUsable(const Model& model) {
     const int nVocab = model.config().nVocab;
     SessionOptions options;
     options.recordHistory = true; // decoded below
-    options.kvWindow = 4; // smaller than the prompt: the ring wraps and evicts
+    options.kvWindow = 4;         // smaller than the prompt: the ring wraps and evicts
     Session session(model, options);
     Sampler greedy(SamplerOptions{.greedy = true});
     std::vector<int32_t> prompt = model.tokenizer().encode("Once upon a time", true);

@@ -8,8 +8,8 @@
 //   - a rendered text is valid UTF-8 and within maxOutputBytes;
 //   - rendering twice gives the same text or the same error;
 //   - an input takes at most a second of CPU time and holds at most 64 MiB of heap at once.
-#include "jinja/jinja_template.h"
 #include "fuzz_limits.h"
+#include "jinja/jinja_template.h"
 
 #include <nlohmann/json.hpp>
 

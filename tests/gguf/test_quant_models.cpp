@@ -2,8 +2,8 @@
 // type, quantized by llama.cpp from the same random weights) read through GgufFile and
 // dequantized row by row. Their type counts must be llama.cpp's, every value finite, and every
 // tensor close to the same tensor of the F16 file, within its type's quantization error.
-#include "gguf/gguf.h"
 #include "gguf/dequantize.h"
+#include "gguf/gguf.h"
 #include "model/quant_dot.h"
 #include "test_support.h"
 

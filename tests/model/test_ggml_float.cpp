@@ -1,6 +1,6 @@
-// The float arithmetic in ggml's order (model/kernels/ggml_float.h): the folds and lane sums give what
-// that order gives where a plain left-to-right sum does not, the exp is accurate, the softmax and
-// SwiGLU follow their definitions, and padding to the lane width changes nothing.
+// The float arithmetic in ggml's order (model/kernels/ggml_float.h): the folds and lane sums give
+// what that order gives where a plain left-to-right sum does not, the exp is accurate, the softmax
+// and SwiGLU follow their definitions, and padding to the lane width changes nothing.
 #include "model/kernels/ggml_float.h"
 #include "model/kernels/kernel_table.h"
 
@@ -167,8 +167,8 @@ private slots:
     }
 
     // Each instruction-set level this CPU runs gives the portable build's bits: the same C++ in
-    // the same float order, compiled for wider registers (model/kernels/kernel_table.h). Lengths around
-    // the 16-lane step, scores with masked cells, and a row range of the f32 product.
+    // the same float order, compiled for wider registers (model/kernels/kernel_table.h). Lengths
+    // around the 16-lane step, scores with masked cells, and a row range of the f32 product.
     void everyLevelMatchesThePortableKernels() {
         const KernelTable& portable = kernelsFor(Isa::Portable);
         for (const Isa isa : kAllIsas) {

@@ -22,9 +22,9 @@ using namespace sinkscope;
 namespace {
 
 // The models issue's bound. The forward pass follows ggml's x86-64 float order
-// (model/kernels/ggml_float.h), so every file lands within float noise of llama.cpp (1e-6 today; README,
-// "Correctness"), and one last-bit difference that moved an 8-bit activation or an f16 attention
-// operand across a rounding boundary would show here as 0.03-0.1.
+// (model/kernels/ggml_float.h), so every file lands within float noise of llama.cpp (1e-6 today;
+// README, "Correctness"), and one last-bit difference that moved an 8-bit activation or an f16
+// attention operand across a rounding boundary would show here as 0.03-0.1.
 constexpr double kLogitTolerance = 0.02;
 // Greedy runs are compared up to the first step where llama.cpp's own choice was this close.
 constexpr double kGreedyMargin = 0.05;

@@ -3,17 +3,17 @@
 // mask/slot strips checked against the engine's rules. A synthetic model in a temporary folder.
 #include <QtTest>
 
-#include "window/app_settings.h"
 #include "chat_panel/chat_panel.h"
-#include "worker/engine_client.h"
-#include "window/main_window.h"
-#include "memory/mask.h"
 #include "chat_panel/message_input.h"
+#include "chat_panel/token_text_view.h"
+#include "memory/mask.h"
+#include "model/synthetic.h"
 #include "panels/policies_panel.h"
 #include "panels/policy_slots_view.h"
-#include "model/synthetic.h"
-#include "chat_panel/token_text_view.h"
+#include "window/app_settings.h"
+#include "window/main_window.h"
 #include "window_test_support.h"
+#include "worker/engine_client.h"
 
 #include <QChart>
 #include <QChartView>

@@ -3,12 +3,12 @@
 // that keep the conversation, and destruction in the middle of a reply.
 #include <QtTest>
 
-#include "worker/engine_client.h"
-#include "worker/engine_types.h"
 #include "memory/mask.h"
 #include "model/synthetic.h"
 #include "test_support.h"
 #include "tool_test_support.h"
+#include "worker/engine_client.h"
+#include "worker/engine_types.h"
 
 #include <QElapsedTimer>
 #include <QFile>

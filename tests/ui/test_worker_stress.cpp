@@ -9,16 +9,16 @@
 // The RNG's seed is printed; SINKSCOPE_STRESS_SEED=<n> replays a run.
 #include <QtTest>
 
-#include "window/app_settings.h"
 #include "chat_panel/chat_panel.h"
-#include "worker/engine_client.h"
-#include "window/main_window.h"
 #include "chat_panel/message_input.h"
-#include "panels/settings_panel.h"
 #include "chat_panel/token_text_view.h"
+#include "panels/settings_panel.h"
 #include "tool_test_support.h"
 #include "views/tools_editor.h"
+#include "window/app_settings.h"
+#include "window/main_window.h"
 #include "window_test_support.h"
+#include "worker/engine_client.h"
 
 #include <QComboBox>
 #include <QPushButton>
@@ -34,8 +34,8 @@ using namespace sinkscope::ui;
 
 namespace {
 
-using test::useTemporaryAppFolders;
 using test::typeMessage;
+using test::useTemporaryAppFolders;
 
 constexpr int kWaitMs = 60000; // generous: a wait that runs out is a deadlock
 #ifdef SINKSCOPE_SANITIZED
@@ -167,7 +167,8 @@ void TestWorkerStress::initTestCase() {
     // Random weights may end a reply anywhere: every reply runs to its limit unless stopped.
     settings.limits.stopAtNewline = false;
     settings.limits.ignoreEos = true;
-    // A closed window's chat is forgotten here; the chat kept at quit is test_main_window_session's.
+    // A closed window's chat is forgotten here; the chat kept at quit is
+    // test_main_window_session's.
     settings.restoreLastSession = false;
     settings.save();
     m_currentModel = settings.modelPath;

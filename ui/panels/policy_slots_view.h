@@ -5,8 +5,8 @@
 // W tokens into a fresh cache, slot i holding the window's i-th token.
 #pragma once
 
-#include "memory/mask.h"
 #include "eval/stream_eval.h"
+#include "memory/mask.h"
 
 #include <QList>
 #include <QWidget>

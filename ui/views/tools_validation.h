@@ -9,11 +9,11 @@ namespace sinkscope::views {
 
 struct ToolsValidation {
     bool ok = false;
-    QString compactJson; // on success: the array without whitespace, keys in their written order
-    QString message;     // on failure: "line L, column C: what is wrong"
-    int line = 0;        // 1-based
-    int column = 0;      // 1-based, in characters
-    int offset = -1;     // the error's character index in the text
+    QString compactJson;  // on success: the array without whitespace, keys in their written order
+    QString message;      // on failure: "line L, column C: what is wrong"
+    int line = 0;         // 1-based
+    int column = 0;       // 1-based, in characters
+    int offset = -1;      // the error's character index in the text
     QStringList warnings; // on success: "pointer: unsupported keyword …" and the like
 };
 

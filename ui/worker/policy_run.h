@@ -3,8 +3,8 @@
 // the report at the end. The evaluation itself (runPolicies) runs on the engine thread only.
 #pragma once
 
-#include "model/model.h"
 #include "eval/stream_eval.h"
+#include "model/model.h"
 
 #include <QList>
 #include <QMetaType>

@@ -1,7 +1,7 @@
 #include "jinja/builtins/jinja_format.h"
 
-#include "jinja/jinja_ops.h"
 #include "jinja/builtins/jinja_text.h"
+#include "jinja/jinja_ops.h"
 
 #include <algorithm>
 #include <charconv>

@@ -5,9 +5,9 @@
 #include "jinja/jinja_lookup.h"
 
 #include "jinja/builtins/jinja_format.h"
+#include "jinja/builtins/jinja_text.h"
 #include "jinja/jinja_ops.h"
 #include "jinja/jinja_render.h"
-#include "jinja/builtins/jinja_text.h"
 
 #include <charconv>
 #include <cmath>

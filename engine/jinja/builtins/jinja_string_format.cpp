@@ -1,10 +1,10 @@
 // Python's two format-string languages: printf-style `format % arguments` (the % operator and
 // jinja2's format filter) and str.format with its format-spec mini-language.
-#include "jinja/jinja_budget.h"
 #include "jinja/builtins/jinja_format.h"
+#include "jinja/builtins/jinja_text.h"
+#include "jinja/jinja_budget.h"
 #include "jinja/jinja_lookup.h"
 #include "jinja/jinja_ops.h"
-#include "jinja/builtins/jinja_text.h"
 
 #include <algorithm>
 #include <cmath>
