@@ -11,7 +11,8 @@ steps (--induction-rate) trains it directly, in the two places a call copies fro
                again: the repeat can only copy from the sinks, at their folded positions (the
                session mask of model.py), as a call copies a name from the tool block.
 
-Six rows of a step are window rows, two sink rows. Measured from scratch on one thread (d 192,
+Four rows of a step are window rows, one a sink row, and three are lookup rows (lookup.py), which
+train finding a tool by its description and copying its name, once the copy circuit had formed. Measured from scratch on one thread (d 192,
 6 layers): fixed 32-piece spans within the window start forming the circuit within 150 steps of 8
 rows, as repeats of 32 random ids do (0% to 99% copy accuracy between 200K and 380K tokens), while
 spans of 4 to W/2 pieces mixed half and half with sink rows stayed at chance for 280 steps; and
@@ -26,10 +27,11 @@ import random
 
 import torch
 
+from lookup import lookup_row
 from model import pad_to_window
 
-ROWS = 8  # rows per induction step (a conversation step has one conversation on the CPU)
-SINK_ROWS = 2
+# The rows of an induction step (a conversation step has one conversation on the CPU).
+ROW_KINDS = ["window"] * 4 + ["sink"] + ["lookup"] * 3
 SPAN = 32
 
 
@@ -58,12 +60,17 @@ def sink_row(rng, letters, bos, window):
     return ids, weight, [True] * (1 + len(span)) + [False] * (len(filler) + len(span))
 
 
+def make_row(kind, rng, tok, window):
+    if kind == "lookup":
+        return lookup_row(rng, tok, window)
+    generator = window_row if kind == "window" else sink_row
+    return generator(rng, letter_pieces(tok), tok.id("<s>"), window)
+
+
 def make_induction_batch(tok, step, window, seed):
     """The batch of an induction step, in make_batch's form (batches.py)."""
     rng = random.Random("induction-rows/%d/%d" % (seed, step))
-    letters, bos = letter_pieces(tok), tok.id("<s>")
-    rows = [(sink_row if r >= ROWS - SINK_ROWS else window_row)(rng, letters, bos, window)
-            for r in range(ROWS)]
+    rows = [make_row(kind, rng, tok, window) for kind in ROW_KINDS]
     length = max(len(ids) for ids, _, _ in rows)
 
     def stack(index, dtype):
