@@ -11,7 +11,10 @@ Exact match moves late and abruptly; these move first (Olsson et al. 2022 on ind
   copy_acc        induction on repeated random tokens: BOS, 32 random letter pieces, the same 32
                   again; top-1 accuracy on the repeat's tokens after its first (chance ~ 1/1,700);
   exact_on/off    exact match (evaluate.py) on the training run's fixed dev conversations, with
-                  the sinks and without them.
+                  the sinks and without them;
+  lookup_acc      lookup rows (lookup.py) with a fixed seed: top-1 accuracy on the first token of
+                  each answer whose tool block is beyond the window (found through the sinks
+                  alone); a model that writes one of the pinned names at random scores ~1/K.
 """
 
 import random
@@ -19,6 +22,7 @@ import random
 import torch
 
 import evaluate
+import lookup
 import needle_data
 import needle_format
 from model import SessionLayout, pad_to_window
@@ -27,6 +31,7 @@ DEV_SEED = 4242
 DEV_CONVERSATIONS = 24
 COPY_SEQUENCES = 24
 COPY_LENGTH = 32
+LOOKUP_ROWS = 16
 
 
 def random_id_dev_set():
@@ -114,9 +119,27 @@ def copy_accuracy(model, tok):
     return right / total
 
 
+def lookup_accuracy(model, tok, window):
+    rng = random.Random(DEV_SEED)
+    device = next(model.parameters()).device
+    right = total = 0
+    for _ in range(LOOKUP_ROWS):
+        ids, weight, sink = lookup.lookup_row(rng, tok, window)
+        block = sum(sink)
+        # The first token of each answer more than a window past the block.
+        firsts = [i for i in range(block + window, len(ids))
+                  if weight[i] > 0 and weight[i - 1] == 0]
+        pred = model(torch.tensor([pad_to_window(ids, window)], device=device),
+                     SessionLayout(torch.tensor([pad_to_window(sink, window)], dtype=torch.bool,
+                                                device=device), window))[0].argmax(-1).cpu()
+        right += sum(int(pred[i - 1]) == ids[i] for i in firsts)
+        total += len(firsts)
+    return right / max(total, 1)
+
+
 class Diagnostics:
     FIELDS = ["step", "tokens_seen", "train_seconds", "name_acc", "name_acc_blank", "chance",
-              "copy_acc", "exact_on", "exact_off"]
+              "copy_acc", "exact_on", "exact_off", "lookup_acc"]
 
     def __init__(self, tok, dev_convs, window=96):
         self.tok = tok
@@ -137,4 +160,5 @@ class Diagnostics:
                 "exact_on": evaluate.exact_match(model, self.tok, self.dev, self.window)["exact_match"],
                 "exact_off": evaluate.exact_match(model, self.tok, self.dev, self.window,
                                                   False)["exact_match"],
+                "lookup_acc": lookup_accuracy(model, self.tok, self.window),
             }

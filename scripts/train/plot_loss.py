@@ -23,6 +23,7 @@ DIAGNOSTIC_LINES = [  # field, label, style
     ("copy_acc", "copy of repeated random tokens", "^-"),
     ("exact_on", "exact match, dev set, sinks on", "D-"),
     ("exact_off", "exact match, dev set, sinks off", "x--"),
+    ("lookup_acc", "lookup of a name by its description", "v-"),
 ]
 
 
@@ -63,7 +64,10 @@ def main():
         ax = axes[1][0]
         tokens = [int(r["tokens_seen"]) / 1e6 for r in diag]
         for field, label, style in DIAGNOSTIC_LINES:
-            ax.plot(tokens, [float(r[field]) for r in diag], style, label=label, markersize=3)
+            # Fields added in later runs are empty in the rows logged before them.
+            points = [(t, float(r[field])) for t, r in zip(tokens, diag) if r.get(field)]
+            if points:
+                ax.plot(*zip(*points), style, label=label, markersize=3)
         ax.set_ylim(0, 1)
         ax.set_ylabel("accuracy")
         ax.grid(alpha=0.3)

@@ -88,6 +88,17 @@ def save_weights(model, config, counters, path):
 
 
 def open_log(path, fields):
+    """Appends to the CSV; a log written with fewer fields (an earlier run's) gets the new
+    header, its old rows left empty in the new columns."""
+    if os.path.exists(path):
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+            old_fields = rows and list(rows[0].keys())
+        if old_fields and old_fields != fields:
+            with open(path, "w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=fields, restval="")
+                writer.writeheader()
+                writer.writerows(rows)
     new = not os.path.exists(path)
     handle = open(path, "a", newline="")
     writer = csv.writer(handle)
