@@ -1,18 +1,10 @@
 #include "event_loop_watch.h"
 
+#include "worker/thread_cpu_time.h"
+
 #include <algorithm>
-#include <ctime>
 
-namespace {
-
-// CPU time of the calling thread, in milliseconds (0 where the clock is not available).
-double threadCpuMs() {
-    timespec now{};
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
-    return double(now.tv_sec) * 1e3 + double(now.tv_nsec) / 1e6;
-}
-
-} // namespace
+using sinkscope::ui::threadCpuMs;
 
 EventLoopWatch::EventLoopWatch(QObject* parent) : QObject(parent) {
     m_timer.setInterval(kTickMs);

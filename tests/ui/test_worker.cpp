@@ -106,6 +106,8 @@ private slots:
     void windowAndEvictions_data();
     void windowAndEvictions();
     void snapshotsAreCoalesced();
+    void refreshesSpaceOutWhenDrawingIsSlow_data();
+    void refreshesSpaceOutWhenDrawingIsSlow();
     void stopEndsWithinOneToken();
     void corruptModelKeepsThePreviousOne_data();
     void corruptModelKeepsThePreviousOne();
@@ -225,6 +227,37 @@ void TestWorker::snapshotsAreCoalesced() {
     QCOMPARE(received.latest->queryPosition, received.latest->tokensSeen - 1);
     QCOMPARE(received.pieces.size(), received.latest->tokensSeen - session.layout.prefixLength);
     QCOMPARE(received.pieces.constLast().transcriptIndex, received.pieces.size() - 1);
+}
+
+void TestWorker::refreshesSpaceOutWhenDrawingIsSlow_data() {
+    QTest::addColumn<int>("drawingMs");
+    QTest::addColumn<int>("expectedSlowestMs");
+    QTest::newRow("light") << 0 << EngineClient::kRefreshIntervalMs;
+    QTest::newRow("heavy") << 20 << EngineClient::kSlowestRefreshMs;
+}
+
+// While a reply decodes, a GUI whose handling of each batch costs 20 ms of CPU (far more than
+// kDrawingShare of the refresh period) is handed batches at the slowest rate, one that costs
+// nothing at the full rate; after the reply the full rate is back.
+void TestWorker::refreshesSpaceOutWhenDrawingIsSlow() {
+    QFETCH(int, drawingMs);
+    QFETCH(int, expectedSlowestMs);
+    EngineClient client;
+    loadModel(client, m_modelPath, settingsWith(16));
+    int slowestMs = 0;
+    QObject::connect(&client, &EngineClient::batchReady, &client, [&](const EngineBatch&) {
+        QElapsedTimer drawing; // busy on the CPU, as drawing is
+        drawing.start();
+        while (drawing.elapsed() < drawingMs) {
+        }
+        slowestMs = std::max(slowestMs, client.refreshIntervalMs());
+    });
+    QSignalSpy finished(&client, &EngineClient::generationFinished);
+    const int newTokens = 20000; // several refreshes long even on a fast machine
+    client.send(QStringLiteral("count"), exactly(newTokens));
+    QCOMPARE(waitForReply(finished).generatedTokens, newTokens);
+    QCOMPARE(slowestMs, expectedSlowestMs);
+    QCOMPARE(client.refreshIntervalMs(), EngineClient::kRefreshIntervalMs);
 }
 
 void TestWorker::stopEndsWithinOneToken() {

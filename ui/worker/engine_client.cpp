@@ -1,6 +1,10 @@
 #include "worker/engine_client.h"
 
 #include "worker/engine_worker.h"
+#include "worker/thread_cpu_time.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace sinkscope::ui {
 
@@ -48,7 +52,10 @@ EngineClient::EngineClient(QObject* parent)
             });
 
     m_refreshTimer.setInterval(kRefreshIntervalMs);
-    connect(&m_refreshTimer, &QTimer::timeout, this, &EngineClient::takeMailbox);
+    connect(&m_refreshTimer, &QTimer::timeout, this, [this] {
+        takeMailbox();
+        paceRefresh();
+    });
     m_thread.start();
 }
 
@@ -101,6 +108,7 @@ template <typename Turn> quint64 EngineClient::postTurn(Turn turn) {
     stopPolicyRun(); // a chat turn must not wait behind a long experiment
     const quint64 ticket = ++m_lastTicket;
     if (m_generationsInFlight++ == 0) emit generatingChanged(true);
+    m_cpuAtLastTakeMs = threadCpuMs();
     EngineWorker* worker = m_worker.get();
     post([worker, ticket, turn] { turn(*worker, ticket); });
     return ticket;
@@ -181,6 +189,17 @@ void EngineClient::takeMailbox() {
     if (!batch.isEmpty()) emit batchReady(batch);
 }
 
+void EngineClient::paceRefresh() {
+    const double cpu = threadCpuMs();
+    const double spentMs = cpu - m_cpuAtLastTakeMs;
+    m_cpuAtLastTakeMs = cpu;
+    const int interval = m_generationsInFlight > 0
+                             ? std::clamp(int(std::lround(spentMs / kDrawingShare)),
+                                          kRefreshIntervalMs, kSlowestRefreshMs)
+                             : kRefreshIntervalMs;
+    if (interval != m_refreshTimer.interval()) m_refreshTimer.setInterval(interval);
+}
+
 void EngineClient::onRequestDone() {
     if (--m_requestsInFlight > 0) return;
     m_refreshTimer.stop();
@@ -191,7 +210,9 @@ void EngineClient::onGenerationFinished(const GenerationReport& report) {
     takeMailbox();
     --m_generationsInFlight;
     emit generationFinished(report);
-    if (m_generationsInFlight == 0) emit generatingChanged(false);
+    if (m_generationsInFlight > 0) return;
+    m_refreshTimer.setInterval(kRefreshIntervalMs);
+    emit generatingChanged(false);
 }
 
 } // namespace sinkscope::ui

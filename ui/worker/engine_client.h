@@ -1,5 +1,6 @@
 // The GUI thread's handle on the engine: owns the engine thread and its EngineWorker, queues
-// requests to it, and takes the worker's mailbox at most ~30 times a second (batchReady). Every
+// requests to it, and takes the worker's mailbox at most ~30 times a second (batchReady; less
+// often while a reply decodes, when drawing costs more than its share: kDrawingShare). Every
 // worker signal is preceded by a final take, so a handler sees all the steps that came before it.
 // Destroying the client stops any generation, quits the thread and waits for it.
 #pragma once
@@ -23,6 +24,12 @@ class EngineClient : public QObject {
     Q_OBJECT
 public:
     static constexpr int kRefreshIntervalMs = 33;
+    // While a chat reply decodes, the GUI draws at most this share of one core: the decoding
+    // threads use every core, so each frame's drawing is time they lose. When a frame costs more
+    // than kDrawingShare * kRefreshIntervalMs (slow machine, heavy tab) the takes space out, up
+    // to kSlowestRefreshMs apart. Policy runs keep the full rate: their worker waits on the GUI.
+    static constexpr double kDrawingShare = 0.05;
+    static constexpr int kSlowestRefreshMs = 100;
 
     explicit EngineClient(QObject* parent = nullptr);
     ~EngineClient() override;
@@ -62,6 +69,7 @@ public:
 
     bool isGenerating() const { return m_generationsInFlight > 0; }
     bool isBusy() const { return m_requestsInFlight > 0; }
+    int refreshIntervalMs() const { return m_refreshTimer.interval(); }
     int chatEpoch() const { return m_chatEpoch; }
     qint64 generatedTokenCount() const; // tokens sampled over the worker's life (thread-safe)
 
@@ -86,6 +94,7 @@ private:
     template <typename Request> void post(Request request);
     template <typename Turn> quint64 postTurn(Turn turn); // a generation: ticket, generating
     void takeMailbox();
+    void paceRefresh(); // while a chat reply decodes: the interval from the GUI's CPU per take
     void onRequestDone();
     void onGenerationFinished(const GenerationReport& report);
 
@@ -97,6 +106,7 @@ private:
     quint64 m_lastTicket = 0;
     int m_requestsInFlight = 0;
     int m_generationsInFlight = 0;
+    double m_cpuAtLastTakeMs = 0; // the GUI thread's CPU time at the last take (threadCpuMs)
     int m_chatEpoch = 0;
     quint64 m_lastPolicyRun = 0;
     quint64 m_lastPreview = 0; // the newest previewTools request
