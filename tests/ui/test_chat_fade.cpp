@@ -255,6 +255,7 @@ void TestChatFade::turnsRenderedTogetherFadeByToken() {
     window->sessionActions()->setFileChooser(
         [path](SessionActions::Choice, const QString&,
                const std::function<void(const QString&)>& chosen) { chosen(path); });
+    QVERIFY(waitForModelHash(*window, kWaitMs));
     window->sessionActions()->saveWithDialog();
     QVERIFY(QFileInfo::exists(path));
     QSignalSpy sessions(window.get(), &MainWindow::sessionRebuilt);

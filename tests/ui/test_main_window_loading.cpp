@@ -299,6 +299,7 @@ private slots:
         window->sessionActions()->setFileChooser(
             [path](SessionActions::Choice, const QString&,
                    const std::function<void(const QString&)>& chosen) { chosen(path); });
+        QVERIFY(waitForModelHash(*window, kWaitMs));
         window->sessionActions()->saveWithDialog();
         QVERIFY(QFileInfo::exists(path));
         QSignalSpy replies(window.get(), &MainWindow::replyFinished);

@@ -175,6 +175,7 @@ void TestMainWindowSession::savedSessionOpensInAnotherWindow() {
         QTRY_VERIFY_WITH_TIMEOUT(!window->engine()->isBusy(), kWaitMs);
 
         chooseAlways(*window, path);
+        QVERIFY(waitForModelHash(*window, kWaitMs));
         pressShortcut(*window, Qt::Key_S, Qt::ControlModifier);
         QVERIFY2(window->statusBar()->currentMessage().startsWith("Session saved to"),
                  qPrintable(window->statusBar()->currentMessage()));
@@ -253,6 +254,7 @@ void TestMainWindowSession::savedSessionOpensInAnotherWindow() {
     typeMessage(*window, QStringLiteral("And the toaster?"));
     QVERIFY(waitForReply(replies).reason != StopReason::Failed);
     QTRY_VERIFY_WITH_TIMEOUT(!window->engine()->isBusy(), kWaitMs);
+    QVERIFY(waitForModelHash(*window, kWaitMs));
     pressShortcut(*window, Qt::Key_S, Qt::ControlModifier);
     QString error;
     const std::optional<SessionFile> saved = readSessionFile(path, error);
@@ -312,6 +314,7 @@ void TestMainWindowSession::missingOrChangedModelSaysSoAndOffersAnother() {
     const QString path = m_dir.filePath(QStringLiteral("elsewhere.json"));
     chooseAlways(*window, path);
     QTRY_VERIFY_WITH_TIMEOUT(!window->engine()->isBusy(), kWaitMs);
+    QVERIFY(waitForModelHash(*window, kWaitMs));
     pressShortcut(*window, Qt::Key_S, Qt::ControlModifier);
     QString error;
     std::optional<SessionFile> session = readSessionFile(path, error);

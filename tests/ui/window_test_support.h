@@ -47,6 +47,13 @@ inline std::unique_ptr<ui::MainWindow> openLoadedWindow(int waitMs) {
     return window;
 }
 
+// The model file's SHA-256, which a saved session records, is read in the background once the
+// model has loaded, at the lowest priority (so after a reply rather than during it); Save
+// refuses until it is known.
+inline bool waitForModelHash(const ui::MainWindow& window, int waitMs) {
+    return QTest::qWaitFor([&] { return !window.modelSha256().isEmpty(); }, waitMs);
+}
+
 // The entry `text` of the menu bar's menu `menu` (texts with their & marks); null when absent.
 inline QAction* menuAction(QMenuBar* bar, const QString& menu, const QString& text) {
     for (QAction* top : bar->actions())

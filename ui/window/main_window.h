@@ -71,6 +71,8 @@ public:
     LoadProgressWidget* loadProgress() const { return m_loadProgress; }
 
     bool hasModel() const { return m_model.has_value(); }
+    // The loaded model file's SHA-256, read in the background after it loads; "" until then.
+    QString modelSha256() const { return m_modelSha256; }
     const ModelInfo* modelInfo() const { return m_model ? &*m_model : nullptr; }
     const SessionInfo& sessionInfo() const { return m_session; }
     const std::optional<StepSnapshot>& latestSnapshot() const { return m_latestSnapshot; }

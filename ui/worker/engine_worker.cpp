@@ -5,7 +5,6 @@
 #include "worker/default_model.h"
 #include "worker/display_text.h"
 #include "worker/engine_values.h"
-#include "worker/file_hash.h"
 #include "worker/kv_timeline_csv.h"
 #include "worker/snapshot_mailbox.h"
 #include "worker/worker_scope.h"
@@ -129,12 +128,10 @@ bool EngineWorker::isLoadCancelled(quint64 load) const {
     return m_shutDown.load() || load <= m_cancelledLoad.load();
 }
 
-// After the session is reported: the chat is usable while the file is read. A stop leaves the
-// hash unknown (""), and a restore then reads the file again.
+// After the session is reported: the chat answers while the file is read on the hasher's thread.
+// A stop leaves the hash unknown (""), and a restore then reads the file again.
 void EngineWorker::hashModel() {
-    QString error;
-    m_modelSha256 = sha256OfFile(m_modelPath, error, [this] { return m_shutDown.load(); });
-    if (!m_modelSha256.isEmpty()) emit modelHashed(m_modelPath, m_modelSha256);
+    m_hasher.start(m_modelPath);
 }
 
 SessionOptions EngineWorker::sessionOptions(const Model& model,

@@ -9,6 +9,7 @@
 #include "session/tool_chat.h"
 #include "tools/tool_schema.h"
 #include "worker/engine_types.h"
+#include "worker/model_hasher.h"
 #include "worker/policy_run.h"
 
 #include <QElapsedTimer>
@@ -99,7 +100,7 @@ private:
     // `loading` cancelled when it was cancelled.
     std::unique_ptr<Model> loadModelFile(const QString& path, bool installDefault,
                                          LoadScope& loading, QString& error) const;
-    void hashModel(); // m_modelSha256 of m_modelPath, reported by modelHashed
+    void hashModel(); // m_modelPath's SHA-256, read in the background, reported by modelHashed
     // The restore's model: the one open when it is the same file, else the file loaded into
     // `loaded`; nullptr after reporting why not.
     const Model* restoreModel(const SessionRestore& restore, std::unique_ptr<Model>& loaded,
@@ -136,7 +137,6 @@ private:
     std::unique_ptr<Model> m_model;   // declared before the chat: outlives it
     std::unique_ptr<ToolChat> m_chat; // refers to *m_model
     QString m_modelPath;
-    QString m_modelSha256; // of m_modelPath's file; "" until read
     EngineSettings m_settings;
     ToolSet m_tools; // the tools in force, also before any model is loaded
     ModelTemplateOptions m_templateOptions;
@@ -155,6 +155,10 @@ private:
     std::atomic<quint64> m_cancelledLoad{0};
     LoadHook m_loadHook;
     std::atomic<qint64> m_generatedTokens{0}; // over the worker's life
+    // m_modelPath's SHA-256, read on its own thread; last, so that it stops first.
+    ModelHasher m_hasher{
+        [this](const QString& path, const QString& sha256) { emit modelHashed(path, sha256); },
+        m_shutDown};
 };
 
 } // namespace sinkscope::ui

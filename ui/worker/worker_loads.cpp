@@ -172,7 +172,7 @@ const Model* EngineWorker::restoreModel(const SessionRestore& restore,
                     QStringLiteral("The session's model %1 is missing.").arg(shown));
     const bool isOpen =
         m_model && file.canonicalFilePath() == QFileInfo(m_modelPath).canonicalFilePath();
-    sha256 = isOpen ? m_modelSha256 : QString();
+    sha256 = isOpen ? m_hasher.sha256Of(m_modelPath) : QString();
     if (!restore.modelSha256.isEmpty()) {
         QString error;
         if (sha256.isEmpty())
@@ -231,12 +231,13 @@ void EngineWorker::restoreSession(quint64 load, const SessionRestore& restore) {
             m_modelPath = restore.modelPath;
             emit modelLoaded(modelInfoFor(*m_model, *m_chat, m_modelPath));
         }
-        m_modelSha256 = sha256;
         commitSession(std::move(snapshots), QStringLiteral("Session restored"), false, true);
-        if (m_modelSha256.isEmpty())
+        if (sha256.isEmpty()) {
             hashModel();
-        else
-            emit modelHashed(m_modelPath, m_modelSha256);
+        } else {
+            m_hasher.known(m_modelPath, sha256);
+            emit modelHashed(m_modelPath, sha256);
+        }
     } catch (const BuildCancelled&) {
         cancelled();
     } catch (...) {
