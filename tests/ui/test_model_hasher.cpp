@@ -53,6 +53,16 @@ QString expectedHash(const QString& path) {
     return sha256OfFile(path, error);
 }
 
+// A hasher, what it reported, and a folder for the files it reads.
+struct HasherRig {
+    QTemporaryDir dir;
+    std::atomic<bool> shuttingDown = false;
+    Reports reports;
+    ModelHasher hasher{reports.callback(), shuttingDown};
+
+    QString file(const QString& name, int megabytes) { return writeFile(dir, name, megabytes); }
+};
+
 } // namespace
 
 class TestModelHasher : public QObject {
@@ -60,57 +70,47 @@ class TestModelHasher : public QObject {
 
 private slots:
     void reportsTheFilesHash() {
-        QTemporaryDir dir;
-        const QString path = writeFile(dir, QStringLiteral("model.gguf"), 3);
-        std::atomic<bool> shuttingDown = false;
-        Reports reports;
-        ModelHasher hasher(reports.callback(), shuttingDown);
-        hasher.start(path);
-        QTRY_COMPARE_WITH_TIMEOUT(reports.count(), qsizetype(1), kWaitMs);
-        QCOMPARE(reports.list[0].first, path);
-        QCOMPARE(reports.list[0].second, expectedHash(path));
-        QCOMPARE(hasher.sha256Of(path), expectedHash(path));
-        QCOMPARE(hasher.sha256Of(dir.filePath(QStringLiteral("other.gguf"))), QString());
+        HasherRig rig;
+        const QString path = rig.file(QStringLiteral("model.gguf"), 3);
+        rig.hasher.start(path);
+        QTRY_COMPARE_WITH_TIMEOUT(rig.reports.count(), qsizetype(1), kWaitMs);
+        QCOMPARE(rig.reports.list[0].first, path);
+        QCOMPARE(rig.reports.list[0].second, expectedHash(path));
+        QCOMPARE(rig.hasher.sha256Of(path), expectedHash(path));
+        QCOMPARE(rig.hasher.sha256Of(rig.dir.filePath(QStringLiteral("other.gguf"))), QString());
     }
 
     void anotherFileCancelsTheRead() {
-        QTemporaryDir dir;
-        const QString large = writeFile(dir, QStringLiteral("large.gguf"), 128);
-        const QString small = writeFile(dir, QStringLiteral("small.gguf"), 1);
-        std::atomic<bool> shuttingDown = false;
-        Reports reports;
-        ModelHasher hasher(reports.callback(), shuttingDown);
-        hasher.start(large);
-        hasher.start(small);
-        QTRY_COMPARE_WITH_TIMEOUT(reports.count(), qsizetype(1), kWaitMs);
-        hasher.stop();
-        QCOMPARE(reports.count(), qsizetype(1));
-        QCOMPARE(reports.list[0].first, small);
-        QCOMPARE(hasher.sha256Of(large), QString());
-        QCOMPARE(hasher.sha256Of(small), expectedHash(small));
+        HasherRig rig;
+        const QString large = rig.file(QStringLiteral("large.gguf"), 128);
+        const QString small = rig.file(QStringLiteral("small.gguf"), 1);
+        rig.hasher.start(large);
+        rig.hasher.start(small);
+        QTRY_COMPARE_WITH_TIMEOUT(rig.reports.count(), qsizetype(1), kWaitMs);
+        rig.hasher.stop();
+        QCOMPARE(rig.reports.count(), qsizetype(1));
+        QCOMPARE(rig.reports.list[0].first, small);
+        QCOMPARE(rig.hasher.sha256Of(large), QString());
+        QCOMPARE(rig.hasher.sha256Of(small), expectedHash(small));
     }
 
     void shuttingDownCancelsTheRead() {
-        QTemporaryDir dir;
-        const QString large = writeFile(dir, QStringLiteral("large.gguf"), 128);
-        std::atomic<bool> shuttingDown = false;
-        Reports reports;
-        ModelHasher hasher(reports.callback(), shuttingDown);
-        hasher.start(large);
-        shuttingDown.store(true);
-        hasher.stop();
-        QCOMPARE(reports.count(), qsizetype(0));
-        QCOMPARE(hasher.sha256Of(large), QString());
+        HasherRig rig;
+        const QString large = rig.file(QStringLiteral("large.gguf"), 128);
+        rig.hasher.start(large);
+        rig.shuttingDown.store(true);
+        rig.hasher.stop();
+        QCOMPARE(rig.reports.count(), qsizetype(0));
+        QCOMPARE(rig.hasher.sha256Of(large), QString());
     }
 
     void aKnownHashNeedsNoRead() {
-        std::atomic<bool> shuttingDown = false;
-        Reports reports;
-        ModelHasher hasher(reports.callback(), shuttingDown);
+        HasherRig rig;
+        const QString path = QStringLiteral("/no/such/model.gguf");
         const QString sha256(64, QLatin1Char('a'));
-        hasher.known(QStringLiteral("/no/such/model.gguf"), sha256);
-        QCOMPARE(hasher.sha256Of(QStringLiteral("/no/such/model.gguf")), sha256);
-        QCOMPARE(reports.count(), qsizetype(0));
+        rig.hasher.known(path, sha256);
+        QCOMPARE(rig.hasher.sha256Of(path), sha256);
+        QCOMPARE(rig.reports.count(), qsizetype(0));
     }
 };
 
