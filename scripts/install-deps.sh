@@ -28,7 +28,7 @@ packages=(
     nlohmann-json3-dev
     libicu-dev
     fonts-dejavu-core xvfb xauth
-    clang-14 libclang-rt-14-dev
+    clang-14 libclang-rt-14-dev clang-format-14
     python3-matplotlib
     librsvg2-bin
 )
