@@ -100,6 +100,15 @@ def name_accuracy(model, tok, convs, window, blank):
     return right / len(convs)
 
 
+def greedy_predictions(model, ids, sink, window):
+    """The model's top-1 next token at every position of one row under the session mask."""
+    device = next(model.parameters()).device
+    layout = SessionLayout(torch.tensor([pad_to_window(sink, window)], dtype=torch.bool,
+                                        device=device), window)
+    return model(torch.tensor([pad_to_window(ids, window)], device=device),
+                 layout)[0].argmax(-1).cpu()
+
+
 def copy_accuracy(model, tok):
     letters = [i for i, p in enumerate(tok.pieces) if p.isascii() and p.isalpha()]
     rng = random.Random(DEV_SEED)
@@ -109,10 +118,7 @@ def copy_accuracy(model, tok):
         seq = [rng.choice(letters) for _ in range(COPY_LENGTH)]
         ids = [tok.id("<s>")] + seq + seq
         sink = [1] + [0] * (len(ids) - 1)
-        device = next(model.parameters()).device
-        pred = model(torch.tensor([pad_to_window(ids, window)], device=device),
-                     SessionLayout(torch.tensor([pad_to_window(sink, window)], dtype=torch.bool,
-                                                device=device), window))[0].argmax(-1).cpu()
+        pred = greedy_predictions(model, ids, sink, window)
         first = 1 + COPY_LENGTH + 1  # the repeat's second token: its first cannot be predicted
         right += int((pred[first - 1:len(ids) - 1] == torch.tensor(ids[first:])).sum())
         total += len(ids) - first
@@ -121,7 +127,6 @@ def copy_accuracy(model, tok):
 
 def lookup_accuracy(model, tok, window):
     rng = random.Random(DEV_SEED)
-    device = next(model.parameters()).device
     right = total = 0
     for _ in range(LOOKUP_ROWS):
         ids, weight, sink = lookup.lookup_row(rng, tok, window)
@@ -129,9 +134,7 @@ def lookup_accuracy(model, tok, window):
         # The first token of each answer more than a window past the block.
         firsts = [i for i in range(block + window, len(ids))
                   if weight[i] > 0 and weight[i - 1] == 0]
-        pred = model(torch.tensor([pad_to_window(ids, window)], device=device),
-                     SessionLayout(torch.tensor([pad_to_window(sink, window)], dtype=torch.bool,
-                                                device=device), window))[0].argmax(-1).cpu()
+        pred = greedy_predictions(model, ids, sink, window)
         right += sum(int(pred[i - 1]) == ids[i] for i in firsts)
         total += len(firsts)
     return right / max(total, 1)
