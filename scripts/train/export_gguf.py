@@ -10,7 +10,10 @@ A PyTorch Linear weight [out][in] is stored row-major, which is GGUF's ne = {in,
 are written as they are. The model rotates adjacent pairs, as llama.cpp's `llama` does, so Q and
 K need no permutation.
 
-  python3 export_gguf.py --work-dir DIR [--checkpoint latest.pt] --out needle-nano.gguf
+Weight types: F32, F16, or Q8_0 (ggml's block of 32: an f16 scale d = max|x| / 127, then 32
+int8 values round(x / d), rounded half away from zero; 34 bytes). Norm vectors stay F32.
+
+  python3 export_gguf.py --work-dir DIR [--checkpoint latest.pt] [--type q8_0] --out needle-nano.gguf
 """
 
 import argparse
@@ -25,7 +28,44 @@ from spm_tokenizer import BOS, UNK, Tokenizer
 
 ALIGNMENT = 32
 T_UINT32, T_INT32, T_FLOAT32, T_BOOL, T_STRING, T_ARRAY = 4, 5, 6, 7, 8, 9
-GGML_F32, GGML_F16 = 0, 1
+GGML_F32, GGML_F16, GGML_Q8_0 = 0, 1, 8
+# general.file_type (llama.cpp's LLAMA_FTYPE_*) and the matrices' ggml type, per --type
+WEIGHT_TYPES = {"f32": (0, GGML_F32), "f16": (1, GGML_F16), "q8_0": (7, GGML_Q8_0)}
+Q8_0_BLOCK = 32
+
+
+def quantize_q8_0(array):
+    """Rows of a [rows, cols] matrix (cols a multiple of 32) as ggml's Q8_0 blocks, in bytes."""
+    blocks = np.ascontiguousarray(array, dtype=np.float32).reshape(-1, Q8_0_BLOCK)
+    d = np.abs(blocks).max(axis=1, keepdims=True) / 127
+    inverse = np.divide(1.0, d, out=np.zeros_like(d), where=d > 0).astype(np.float32)
+    scaled = blocks * inverse
+    q = (np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)).astype(np.int8)
+    record = np.dtype([("d", "<f2"), ("qs", "i1", Q8_0_BLOCK)])
+    out = np.empty(len(blocks), dtype=record)
+    out["d"], out["qs"] = d[:, 0].astype(np.float16), q
+    return out.tobytes()
+
+
+def dequantize_q8_0(array):
+    """What a Q8_0 matrix holds, as float32 of the same shape (for references computed from the
+    exported weights)."""
+    blocks = np.ascontiguousarray(array, dtype=np.float32).reshape(-1, Q8_0_BLOCK)
+    record = np.dtype([("d", "<f2"), ("qs", "i1", Q8_0_BLOCK)])
+    raw = np.frombuffer(quantize_q8_0(array), dtype=record)
+    return (raw["d"].astype(np.float32)[:, None] * raw["qs"]).reshape(np.shape(array))
+
+
+def round_trip(model, weight_type):
+    """Sets the model's matrices to what the export of that type holds (F16 or Q8_0 rounding), so
+    that PyTorch's logits are those of the exported file's weights."""
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() != 2 or weight_type == "f32":
+                continue
+            w = p.detach().cpu().numpy()
+            held = dequantize_q8_0(w) if weight_type == "q8_0" else w.astype(np.float16)
+            p.copy_(torch.from_numpy(np.asarray(held, dtype=np.float32)))
 
 
 class GgufWriter:
@@ -53,37 +93,41 @@ class GgufWriter:
         self.kv.append(self._string(key) + struct.pack("<IIQ", T_ARRAY, etype, len(values)) + body)
 
     def add_tensor(self, name, array, ggml_type):
-        dtype = np.float16 if ggml_type == GGML_F16 else np.float32
-        self.tensors.append((name, np.ascontiguousarray(array, dtype=dtype), ggml_type))
+        if ggml_type == GGML_Q8_0:
+            data = quantize_q8_0(array)
+        else:
+            dtype = np.float16 if ggml_type == GGML_F16 else np.float32
+            data = np.ascontiguousarray(array, dtype=dtype).tobytes()
+        self.tensors.append((name, np.shape(array), data, ggml_type))
 
     def write(self, path):
         infos, offset = [], 0
-        for name, array, ggml_type in self.tensors:
-            dims = list(reversed(array.shape))  # ne: fastest-varying first
+        for name, shape, data, ggml_type in self.tensors:
+            dims = list(reversed(shape))  # ne: fastest-varying first
             infos.append(self._string(name) + struct.pack("<I", len(dims)) +
                          b"".join(struct.pack("<Q", d) for d in dims) +
                          struct.pack("<IQ", ggml_type, offset))
-            offset += (array.nbytes + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+            offset += (len(data) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
         header = b"GGUF" + struct.pack("<IQQ", 3, len(self.tensors), len(self.kv))
         header += b"".join(self.kv) + b"".join(infos)
         header += b"\0" * ((-len(header)) % ALIGNMENT)
         tmp = path + ".tmp"
         with open(tmp, "wb") as f:
             f.write(header)
-            for _, array, _ in self.tensors:
-                data = array.tobytes()
+            for _, _, data, _ in self.tensors:
                 f.write(data + b"\0" * ((-len(data)) % ALIGNMENT))
         os.replace(tmp, path)
 
 
-def export(state, tok, path, kv_window, half):
+def export(state, tok, path, kv_window, weight_type):
     c = state["config"]
     sd = {k: v.float().numpy() for k, v in state["model"].items()}
     w = GgufWriter()
     w.add("general.architecture", T_STRING, "llama")
     w.add("general.name", T_STRING, "needle-nano")
     w.add("general.alignment", T_UINT32, ALIGNMENT)
-    w.add("general.file_type", T_UINT32, 1 if half else 0)
+    file_type, matrix = WEIGHT_TYPES[weight_type]
+    w.add("general.file_type", T_UINT32, file_type)
     w.add("llama.context_length", T_UINT32, c["ctx"])
     w.add("llama.embedding_length", T_UINT32, c["d"])
     w.add("llama.block_count", T_UINT32, c["n_layer"])
@@ -110,7 +154,6 @@ def export(state, tok, path, kv_window, half):
     w.add("sinkscope.kv_window", T_UINT32, kv_window)
     w.add("sinkscope.position_mode", T_STRING, "streaming")
 
-    matrix = GGML_F16 if half else GGML_F32
     w.add_tensor("token_embd.weight", sd["embed.weight"], matrix)
     for i in range(c["n_layer"]):
         p, g = "blocks.%d." % i, "blk.%d." % i
@@ -134,11 +177,12 @@ def main():
     ap.add_argument("--checkpoint", default="latest.pt")
     ap.add_argument("--out", required=True)
     ap.add_argument("--kv-window", type=int, default=96)
-    ap.add_argument("--f16", action="store_true", help="F16 matrices (F32 by default)")
+    ap.add_argument("--type", default="f32", choices=sorted(WEIGHT_TYPES),
+                    help="the matrices' weight type (norms stay F32)")
     args = ap.parse_args()
     state = torch.load(os.path.join(args.work_dir, args.checkpoint), map_location="cpu")
     tok = Tokenizer.load(os.path.join(args.work_dir, "tokenizer.json"))
-    size = export(state, tok, args.out, args.kv_window, args.f16)
+    size = export(state, tok, args.out, args.kv_window, args.type)
     print("wrote %s (%d bytes, step %d)" % (args.out, size, state["step"]))
 
 

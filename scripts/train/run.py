@@ -58,20 +58,26 @@ REPO_STATE = os.path.join(HERE, "state", "needle-nano-stable.pt")
 # train.py arguments per preset. "cpu" is the shipped shape, trained run after run from the
 # repository's weights (REPO_STATE) on one or two threads, with the induction steps and the
 # unclipped gradients under which its copy circuit formed (induction.py). "gpu" trains a larger
-# model from scratch on one GPU in one go (its data rendered by 14 worker processes); "gpu-tiny" is
-# the same code path at a toy size, to check on a CPU that the GPU command runs.
+# model from scratch on one GPU in one go (its data rendered by 14 worker processes; induction
+# steps and gradients as in "cpu"; a checkpoint every 500 steps, since each one writes the
+# optimizer's state); "gpu-tiny" is the same code path at a toy size, to check on a CPU that the
+# GPU command runs.
 PRESETS = {
     "cpu": ["--d", "192", "--layers", "6", "--heads", "6", "--kv-heads", "6", "--ff", "384",
             "--batch", "1", "--curriculum", "8000", "--induction-rate", "0.5", "--clip", "0",
             "--init", REPO_STATE, "--save-weights", REPO_STATE],
     "gpu": ["--d", "384", "--layers", "8", "--heads", "8", "--kv-heads", "8", "--ff", "768",
             "--batch", "32", "--workers", "14", "--curriculum", "60000", "--lr", "1.5e-3",
-            "--warmup", "200", "--diag-minutes", "1.5"],
+            "--warmup", "200", "--diag-minutes", "1.5", "--induction-rate", "0.5", "--clip", "0",
+            "--checkpoint-every", "500"],
     "gpu-tiny": ["--d", "32", "--layers", "2", "--heads", "2", "--kv-heads", "2", "--ff", "64",
                  "--batch", "4", "--workers", "2", "--curriculum", "400", "--warmup", "5",
-                 "--diag-minutes", "0.2"],
+                 "--diag-minutes", "0.2", "--induction-rate", "0.5", "--clip", "0",
+                 "--checkpoint-every", "500"],
 }
 DEFAULT_MINUTES = {"cpu": "110", "gpu": "6.5", "gpu-tiny": "0.5"}
+# The exported weight type: the gpu shape (12.6M parameters) fits the 16 MB budget only as Q8_0.
+DEFAULT_TYPE = {"cpu": "f32", "gpu": "q8_0", "gpu-tiny": "q8_0"}
 
 
 def suite_line(conv):
@@ -119,6 +125,8 @@ def main():
     ap.add_argument("--minutes", default="",
                     help="this run's training time (the last 15%% decay the learning rate); "
                          "default per preset: cpu 110, gpu 6.5, gpu-tiny 0.5")
+    ap.add_argument("--type", default="", choices=["", "f32", "f16", "q8_0"],
+                    help="the GGUF's weight type; default per preset: cpu f32, gpu q8_0")
     ap.add_argument("--window", default="96", help="kv window for evaluation and metadata")
     ap.add_argument("--threads", default="1", help="PyTorch threads for training")
     ap.add_argument("--build", default="",
@@ -126,6 +134,9 @@ def main():
     ap.add_argument("--checkpoint", default="latest.pt",
                     help="the checkpoint to evaluate and export (latest.pt: the decayed end of the "
                          "run; stable.pt: its start of decay)")
+    ap.add_argument("--train-only", action="store_true",
+                    help="stop after training (stages 1-3): evaluate and export elsewhere, e.g. "
+                         "when a GPU machine's time is short")
     ap.add_argument("--ship", action="store_true",
                     help="copy the model, its loss curve and its test data into the repository")
     args = ap.parse_args()
@@ -136,11 +147,14 @@ def main():
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = args.threads
     if args.ship and not args.build:
         ap.error("--ship needs --build (the test data is recorded with the engine)")
+    args.type = args.type or DEFAULT_TYPE[args.preset]
     os.makedirs(args.work_dir, exist_ok=True)
     train_tokenizer(args.work_dir)
     write_suites(args.work_dir, args.ci_suites)
     run("train.py", "--work-dir", args.work_dir, "--device", args.device, "--threads", args.threads,
         "--minutes", args.minutes or DEFAULT_MINUTES[args.preset], *PRESETS[args.preset])
+    if args.train_only:
+        return
     suites = [os.path.join(args.work_dir, "suites", n + ".jsonl") for n in SUITES]
     eval_args = ["--work-dir", args.work_dir, "--window", args.window, "--limit", "16",
                  "--checkpoint", args.checkpoint]
@@ -152,14 +166,14 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     gguf = os.path.join(args.out, "needle-nano.gguf")
     run("export_gguf.py", "--work-dir", args.work_dir, "--kv-window", args.window, "--out", gguf,
-        "--checkpoint", args.checkpoint)
+        "--checkpoint", args.checkpoint, "--type", args.type)
     run("plot_loss.py", "--csv", os.path.join(args.work_dir, "loss.csv"),
         "--diagnostics", os.path.join(args.work_dir, "diagnostics.csv"),
         "--out", os.path.join(args.out, "needle-nano-loss.png"))
     if not args.build:
         return
     verify = ["--work-dir", args.work_dir, "--gguf", gguf, "--build", args.build,
-              "--window", args.window, "--checkpoint", args.checkpoint]
+              "--window", args.window, "--checkpoint", args.checkpoint, "--type", args.type]
     if args.ship:
         repo = os.path.normpath(os.path.join(HERE, "../.."))
         test_data = os.path.join(repo, "tests/data/needle-nano")

@@ -33,7 +33,7 @@ from model import Config, NeedleNano, SessionLayout
 from spm_tokenizer import Tokenizer
 
 LOSS_FIELDS = ["step", "tokens_seen", "loss", "lr", "train_seconds", "tokens_per_s", "max_turns",
-               "aux_rate", "batch"]
+               "aux_rate", "batch", "data_share"]
 
 
 def batch_loss(model, batch, device):
@@ -203,7 +203,9 @@ def main():
 
     stream = batches.batch_stream(gen, tok, step, args)
     run_seconds, next_diag, decaying = 0.0, 0.0, False
-    sums = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "copy_loss": 0.0, "copy_steps": 0}
+    # data_time: waiting for the next batch (rendering, or the workers falling behind the device)
+    sums = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "data_time": 0.0,
+            "copy_loss": 0.0, "copy_steps": 0}
     while run_seconds < args.minutes * 60:
         if run_seconds >= next_diag:
             run_diagnostics()
@@ -216,6 +218,7 @@ def main():
                 save_weights(model, config, counters(False), args.save_weights)
         t0 = time.time()
         batch = next(stream)
+        sums["data_time"] += time.time() - t0
         assert batch["step"] == step
         max_turns, aux_rate = batches.curriculum(step * args.batch, args)
         batch_tokens = batch["tokens"]
@@ -241,13 +244,15 @@ def main():
         if step % 10 == 0:
             speed = sums["tokens"] / max(sums["time"], 1e-9)
             mean_loss = sums["loss"] / max(sums["steps"], 1)
+            data_share = sums["data_time"] / max(sums["time"], 1e-9)
             writer.writerow([step, tokens_seen, "%.4f" % mean_loss,
                              "%.6f" % lr, "%.1f" % train_seconds, "%.0f" % speed, max_turns,
-                             "%.3f" % aux_rate, args.batch])
+                             "%.3f" % aux_rate, args.batch, "%.3f" % data_share])
             log.flush()
             print("step %d tokens %d loss %.4f copy loss %.4f lr %.5f tok/s %.0f turns<=%d aux %.2f"
-                  % (step, tokens_seen, mean_loss, sums["copy_loss"] / max(sums["copy_steps"], 1),
-                     lr, speed, max_turns, aux_rate), flush=True)
+                  " data %.0f%%" % (step, tokens_seen, mean_loss,
+                                    sums["copy_loss"] / max(sums["copy_steps"], 1), lr, speed,
+                                    max_turns, aux_rate, 100 * data_share), flush=True)
             sums = dict.fromkeys(sums, 0)
         if step % args.checkpoint_every == 0:
             checkpoint(os.path.join(args.work_dir, "latest.pt"), decaying)

@@ -33,6 +33,7 @@ import torch
 import needle_data
 import needle_format
 from evaluate import load_model
+from export_gguf import WEIGHT_TYPES, round_trip
 from model import SessionLayout, pad_to_window
 from spm_tokenizer import Tokenizer
 
@@ -61,12 +62,16 @@ def check_tokenizer(cli, gguf, tok, convs):
 
 def engine_logits(build, gguf, rendered, window, vocab):
     exe = os.path.join(tempfile.gettempdir(), "needle_engine_logits")
-    # The engine's part libraries, each above the parts it links (engine/CMakeLists.txt).
-    parts = ["session", "chat", "tools", "model", "memory", "tokenizer", "gguf"]
-    includes = ["-I" + os.path.join(build, "engine/part-includes", part) for part in parts]
-    libraries = [os.path.join(build, "engine/libsinkscope_%s.a" % part) for part in parts]
+    # Every part library of the engine (engine/CMakeLists.txt), linked as one group so that their
+    # order does not matter, and ICU, which the tokenizer's character classes come from.
+    engine = os.path.join(build, "engine")
+    parts = sorted(os.listdir(os.path.join(engine, "part-includes")))
+    includes = ["-I" + os.path.join(engine, "part-includes", part) for part in parts]
+    libraries = [os.path.join(engine, "libsinkscope_%s.a" % part) for part in parts
+                 if os.path.exists(os.path.join(engine, "libsinkscope_%s.a" % part))]
     subprocess.run(["g++", "-std=c++20", "-O2", *includes, os.path.join(HERE, "engine_logits.cpp"),
-                    *libraries, "-lpthread", "-o", exe], check=True)
+                    "-Wl,--start-group", *libraries, "-Wl,--end-group", "-licuuc", "-lpthread",
+                    "-o", exe], check=True)
     with tempfile.TemporaryDirectory() as tmp:
         tokens = os.path.join(tmp, "tokens.txt")
         with open(tokens, "w") as f:
@@ -76,7 +81,7 @@ def engine_logits(build, gguf, rendered, window, vocab):
         return np.fromfile(out, dtype=np.float32).reshape(len(rendered.ids), vocab)
 
 
-def write_reference(path, rendered, window, logits, every=16, top=16):
+def write_reference(path, rendered, window, logits, weight_type, every=16, top=16):
     """PyTorch's logits for Sinkscope's test: compact enough to keep in the repository."""
     order = np.argsort(-logits, axis=1)
     rows = np.arange(len(logits))
@@ -86,6 +91,7 @@ def write_reference(path, rendered, window, logits, every=16, top=16):
         "window": window,
         "positions": "streaming",
         "kv_bits": 32,
+        "weights": weight_type,
         "tokens": [int(t) for t in rendered.ids],
         "sink": [int(s) for s in rendered.sink],
         "greedy": [int(t) for t in order[:, 0]],
@@ -130,6 +136,8 @@ def main():
     ap.add_argument("--build", required=True, help="a CMake build folder of Sinkscope")
     ap.add_argument("--window", type=int, default=96)
     ap.add_argument("--turns", type=int, default=12)
+    ap.add_argument("--type", default="f32", choices=sorted(WEIGHT_TYPES),
+                    help="the GGUF's weight type: PyTorch runs on the weights rounded to it")
     ap.add_argument("--reference", default="", help="also write PyTorch's logits here (JSON)")
     ap.add_argument("--record-eval", default="",
                     help="also record eval-tools' figures on the CI-sized suites here (JSON)")
@@ -148,12 +156,13 @@ def main():
     r = needle_format.render(conv, tok)
     ref = engine_logits(args.build, args.gguf, r, args.window, tok.size)
     model = load_model(os.path.join(args.work_dir, args.checkpoint))
+    round_trip(model, args.type)
     ids = torch.tensor([pad_to_window(r.ids, args.window)])
     sink = torch.tensor([pad_to_window(r.sink, args.window)], dtype=torch.bool)
     with torch.no_grad():
         ours = model(ids, SessionLayout(sink, args.window))[0, :len(r.ids)].numpy()
     if args.reference:
-        write_reference(args.reference, r, args.window, ours)
+        write_reference(args.reference, r, args.window, ours, args.type)
     diff = np.abs(ours - ref)
     print("logits: %d positions (%d sinks, window %d): max |diff| %.2e, mean %.2e, "
           "greedy agreement %.4f" % (len(r.ids), sum(r.sink), args.window, diff.max(), diff.mean(),
