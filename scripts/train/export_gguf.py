@@ -119,6 +119,21 @@ class GgufWriter:
         os.replace(tmp, path)
 
 
+# GGUF's tensor names (llama.cpp's `llama`) and the model's (model.py), per layer and global.
+LAYER_TENSORS = [("attn_norm", "attn_norm"), ("attn_q", "attn.wq"), ("attn_k", "attn.wk"),
+                 ("attn_v", "attn.wv"), ("attn_output", "attn.wo"), ("ffn_norm", "ffn_norm"),
+                 ("ffn_gate", "w_gate"), ("ffn_up", "w_up"), ("ffn_down", "w_down")]
+
+
+def tensor_names(n_layer):
+    """(GGUF name, state-dict name) of every tensor, in the file's order."""
+    names = [("token_embd.weight", "embed.weight")]
+    for i in range(n_layer):
+        names += [("blk.%d.%s.weight" % (i, g), "blocks.%d.%s.weight" % (i, t))
+                  for g, t in LAYER_TENSORS]
+    return names + [("output_norm.weight", "norm.weight")]
+
+
 def export(state, tok, path, kv_window, weight_type):
     c = state["config"]
     sd = {k: v.float().numpy() for k, v in state["model"].items()}
@@ -153,20 +168,13 @@ def export(state, tok, path, kv_window, weight_type):
     w.add("tokenizer.ggml.add_space_prefix", T_BOOL, True)
     w.add("sinkscope.kv_window", T_UINT32, kv_window)
     w.add("sinkscope.position_mode", T_STRING, "streaming")
+    # What a run resuming from this file (train.py --init FILE.gguf) continues from.
+    w.add("sinkscope.training.steps", T_UINT32, state["step"])
+    w.add("sinkscope.training.tokens", T_UINT32, state["tokens_seen"])
+    w.add("sinkscope.training.seconds", T_FLOAT32, state["train_seconds"])
 
-    w.add_tensor("token_embd.weight", sd["embed.weight"], matrix)
-    for i in range(c["n_layer"]):
-        p, g = "blocks.%d." % i, "blk.%d." % i
-        w.add_tensor(g + "attn_norm.weight", sd[p + "attn_norm.weight"], GGML_F32)
-        w.add_tensor(g + "attn_q.weight", sd[p + "attn.wq.weight"], matrix)
-        w.add_tensor(g + "attn_k.weight", sd[p + "attn.wk.weight"], matrix)
-        w.add_tensor(g + "attn_v.weight", sd[p + "attn.wv.weight"], matrix)
-        w.add_tensor(g + "attn_output.weight", sd[p + "attn.wo.weight"], matrix)
-        w.add_tensor(g + "ffn_norm.weight", sd[p + "ffn_norm.weight"], GGML_F32)
-        w.add_tensor(g + "ffn_gate.weight", sd[p + "w_gate.weight"], matrix)
-        w.add_tensor(g + "ffn_up.weight", sd[p + "w_up.weight"], matrix)
-        w.add_tensor(g + "ffn_down.weight", sd[p + "w_down.weight"], matrix)
-    w.add_tensor("output_norm.weight", sd["norm.weight"], GGML_F32)
+    for gguf_name, torch_name in tensor_names(c["n_layer"]):
+        w.add_tensor(gguf_name, sd[torch_name], matrix if sd[torch_name].ndim == 2 else GGML_F32)
     w.write(path)
     return os.path.getsize(path)
 

@@ -15,6 +15,9 @@ Stages (run again, the command resumes: the tokenizer is kept, training continue
   7. (--ship, with --build) into the repository: resources/models/needle-nano.gguf, the loss
      curve in resources/docs/, and the test data of tests/eval/test_needle_nano.cpp
      (tests/data/needle-nano/: PyTorch's logits and the CI-sized suites' eval-tools figures)
+
+--train-only stops after stage 3 (for a short GPU loan: evaluate and export on another machine);
+--no-train skips it (stages 4-7 on a work directory trained elsewhere).
 """
 
 import argparse
@@ -54,14 +57,16 @@ SUITES = {
 }
 CI_CONVERSATIONS = 4
 REPO_STATE = os.path.join(HERE, "state", "needle-nano-stable.pt")
+SHIPPED_MODEL = os.path.normpath(os.path.join(HERE, "../../resources/models/needle-nano.gguf"))
 
-# train.py arguments per preset. "cpu" is the shipped shape, trained run after run from the
-# repository's weights (REPO_STATE) on one or two threads, with the induction steps and the
-# unclipped gradients under which its copy circuit formed (induction.py). "gpu" trains a larger
-# model from scratch on one GPU in one go (its data rendered by 14 worker processes; induction
-# steps and gradients as in "cpu"; a checkpoint every 500 steps, since each one writes the
-# optimizer's state); "gpu-tiny" is the same code path at a toy size, to check on a CPU that the
-# GPU command runs.
+# train.py arguments per preset. "cpu" is a 2.6M-parameter shape for a CPU, trained run after run
+# from the repository's weights (REPO_STATE) on one or two threads, with the induction steps and the
+# unclipped gradients under which its copy circuit formed (induction.py). "gpu" trains the shipped
+# model's shape (12.6M parameters) on one GPU, resuming from the shipped GGUF itself, so that each
+# GPU loan adds to the last (its data rendered by 14 worker processes; induction steps and
+# gradients as in "cpu"; a checkpoint every 500 steps, since each one writes the optimizer's
+# state; the shape arguments apply only where there is nothing to resume from); "gpu-tiny" is the
+# same code path from scratch at a toy size, to check on a CPU that the GPU command runs.
 PRESETS = {
     "cpu": ["--d", "192", "--layers", "6", "--heads", "6", "--kv-heads", "6", "--ff", "384",
             "--batch", "1", "--curriculum", "8000", "--induction-rate", "0.5", "--clip", "0",
@@ -69,7 +74,7 @@ PRESETS = {
     "gpu": ["--d", "384", "--layers", "8", "--heads", "8", "--kv-heads", "8", "--ff", "768",
             "--batch", "32", "--workers", "14", "--curriculum", "60000", "--lr", "1.5e-3",
             "--warmup", "200", "--diag-minutes", "1.5", "--induction-rate", "0.5", "--clip", "0",
-            "--checkpoint-every", "500"],
+            "--checkpoint-every", "500", "--init", SHIPPED_MODEL],
     "gpu-tiny": ["--d", "32", "--layers", "2", "--heads", "2", "--kv-heads", "2", "--ff", "64",
                  "--batch", "4", "--workers", "2", "--curriculum", "400", "--warmup", "5",
                  "--diag-minutes", "0.2", "--induction-rate", "0.5", "--clip", "0",
@@ -137,6 +142,9 @@ def main():
     ap.add_argument("--train-only", action="store_true",
                     help="stop after training (stages 1-3): evaluate and export elsewhere, e.g. "
                          "when a GPU machine's time is short")
+    ap.add_argument("--no-train", action="store_true",
+                    help="skip training (stage 3): evaluate, export and ship the work directory's "
+                         "checkpoint as it is, e.g. one trained on a GPU machine")
     ap.add_argument("--ship", action="store_true",
                     help="copy the model, its loss curve and its test data into the repository")
     args = ap.parse_args()
@@ -147,12 +155,16 @@ def main():
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = args.threads
     if args.ship and not args.build:
         ap.error("--ship needs --build (the test data is recorded with the engine)")
+    if args.no_train and args.train_only:
+        ap.error("--no-train and --train-only leave nothing to do together")
     args.type = args.type or DEFAULT_TYPE[args.preset]
     os.makedirs(args.work_dir, exist_ok=True)
     train_tokenizer(args.work_dir)
     write_suites(args.work_dir, args.ci_suites)
-    run("train.py", "--work-dir", args.work_dir, "--device", args.device, "--threads", args.threads,
-        "--minutes", args.minutes or DEFAULT_MINUTES[args.preset], *PRESETS[args.preset])
+    if not args.no_train:
+        run("train.py", "--work-dir", args.work_dir, "--device", args.device, "--threads",
+            args.threads, "--minutes", args.minutes or DEFAULT_MINUTES[args.preset],
+            *PRESETS[args.preset])
     if args.train_only:
         return
     suites = [os.path.join(args.work_dir, "suites", n + ".jsonl") for n in SUITES]

@@ -28,6 +28,7 @@ import torch.nn.functional as F
 
 import batches
 import diagnostics
+import gguf_import
 import needle_data
 from model import Config, NeedleNano, SessionLayout
 from spm_tokenizer import Tokenizer
@@ -76,6 +77,8 @@ def load_state(work_dir, init):
     if os.path.exists(stable):
         return torch.load(stable, map_location="cpu"), stable
     if init and os.path.exists(init):
+        if init.endswith(".gguf"):
+            return gguf_import.load_state(init), init
         return torch.load(init, map_location="cpu"), init
     return None, "scratch"
 
@@ -111,7 +114,9 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work-dir", required=True)
-    ap.add_argument("--init", default="", help="weights to start from when the work dir has none")
+    ap.add_argument("--init", default="",
+                    help="weights to start from when the work dir has none: the repository's fp16 "
+                         "state (.pt) or a needle-nano GGUF (gguf_import.py)")
     ap.add_argument("--save-weights", default="", help="also write the stable weights here")
     ap.add_argument("--save-weights-now", action="store_true",
                     help="write the state a run would resume from to --save-weights and exit "

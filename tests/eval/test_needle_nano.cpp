@@ -25,9 +25,19 @@ using sinkscope::test::runCli;
 const QString kModel = QStringLiteral(SINKSCOPE_SOURCE_DIR "/resources/models/needle-nano.gguf");
 const QString kData = QStringLiteral(SINKSCOPE_SOURCE_DIR "/tests/data");
 
-// Engine and PyTorch differ by summation order only: the largest difference measured over a
-// 1,109-token conversation was 8.4e-4.
-constexpr double kLogitTolerance = 2e-3;
+// PyTorch's reference runs on the file's weights (rounded to its type by verify_engine.py). With
+// F32 weights the engine differs by summation order only: the largest difference measured over a
+// 1,109-token conversation was 8.4e-4. With Q8_0 weights the engine also rounds each activation
+// vector to Q8_0 blocks before the products, as llama.cpp does, which PyTorch does not: over the
+// same conversation the logits moved by 0.017 on average and 0.45 at most.
+struct LogitTolerance {
+    double largest;
+    double mean;
+};
+LogitTolerance logitToleranceFor(const QString& weights) {
+    if (weights == QStringLiteral("q8_0")) return {0.75, 0.05};
+    return {2e-3, 2e-4};
+}
 // A rate may move by a few of a suite's 147 turns where a near-tie decodes the other way on
 // another CPU (vector width changes the order of sums); a rate over the 4 first turns, by one.
 constexpr double kRateTolerance = 0.05;
@@ -124,10 +134,13 @@ void TestNeedleNano::logitsMatchPyTorch() {
     QVERIFY(checked.size() > 50);
     QVERIFY(tokens.size() > options.kvWindow + sinks); // eviction and folded sink distances
 
+    const LogitTolerance tolerance =
+        logitToleranceFor(reference["weights"].toString(QStringLiteral("f32")));
     int compared = 0;
+    double differenceSum = 0;
     for (qsizetype p = 0; p < tokens.size(); ++p) {
         const std::span<const float> logits = session.feed(tokens[p].toInt(), sink[p].toInt() != 0);
-        if (margin[p].toDouble() > 2 * kLogitTolerance) {
+        if (margin[p].toDouble() > 2 * tolerance.largest) {
             const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
             QVERIFY2(best == greedy[p].toInt(), qPrintable(QStringLiteral("position %1").arg(p)));
         }
@@ -136,16 +149,20 @@ void TestNeedleNano::logitsMatchPyTorch() {
         const QJsonArray values = checked[int(p)]["values"].toArray();
         for (qsizetype i = 0; i < ids.size(); ++i) {
             const double ours = logits[size_t(ids[i].toInt())];
-            QVERIFY2(std::abs(ours - values[i].toDouble()) <= kLogitTolerance,
+            const double difference = std::abs(ours - values[i].toDouble());
+            QVERIFY2(difference <= tolerance.largest,
                      qPrintable(QStringLiteral("position %1, token %2: engine %3, PyTorch %4")
                                     .arg(p)
                                     .arg(ids[i].toInt())
                                     .arg(ours)
                                     .arg(values[i].toDouble())));
+            differenceSum += difference;
             ++compared;
         }
     }
     QVERIFY(compared > 50 * 16);
+    QVERIFY2(differenceSum / compared <= tolerance.mean,
+             qPrintable(QStringLiteral("mean difference %1").arg(differenceSum / compared)));
 }
 
 void TestNeedleNano::evalSuitesKeepTheirFigures_data() {
