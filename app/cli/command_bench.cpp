@@ -5,6 +5,7 @@
 
 #include "gguf/ggml_types.h"
 #include "gguf/gguf.h"
+#include "model/kernels/cpu_isa.h"
 
 #include <algorithm>
 #include <chrono>
@@ -108,6 +109,8 @@ int benchCommand(CommandArgs args) {
         {"n_gen", decodeTokens},
         {"threads", options.threads},
         {"repeat", repeats},
+        {"kernels", isaName(activeIsa())},
+        {"row_streams", rowStreamsName(activeRowStreams())},
     };
     report.update(describeCache(*session));
     printJson(report);

@@ -79,7 +79,8 @@ commands:
       [--kv-window W (0 = budget)] [--kv-bits B] [--positions P] [--sinks S]
       Prints the best prefill and decode speeds as JSON, each measured as llama-bench's pp
       and tg tests are, from a session holding N tokens (--depth), with the model's bytes,
-      parameters and tensors per weight type.
+      parameters and tensors per weight type, and the kernels' level and row streams
+      (SINKSCOPE_ISA and SINKSCOPE_ROW_STREAMS choose them for measuring).
   make-model --out FILE [--vocab N --embd N --layers N --heads N --kv-heads N --ff N --ctx N
       --seed S --type f32|f16|q8_0|q4_0|q4_k_m --rope adjacent|neox
       | --arch llama|exaone|qwen2|qwen3 --tied]

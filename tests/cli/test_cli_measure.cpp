@@ -216,6 +216,9 @@ void TestCliMeasure::benchReportsSpeeds() {
     QCOMPARE(report["model_bytes"].toInteger(), QFileInfo(m_model).size());
     QVERIFY(report["model_parameters"].toInteger() > 0);
     QVERIFY(report["weight_types"].toObject()["F32"].toInt() > 0);
+    QVERIFY(QStringList({"portable", "avx2", "avx512", "avx512vnni"})
+                .contains(report["kernels"].toString()));
+    QVERIFY(QStringList({"grouped", "single"}).contains(report["row_streams"].toString()));
 
     // At a depth past the window the cache is full and evicting: the same bytes, speeds measured.
     QJsonObject deep;

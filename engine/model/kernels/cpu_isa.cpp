@@ -2,6 +2,7 @@
 
 #include <cpuid.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -70,6 +71,45 @@ Isa chooseIsa() {
 Isa activeIsa() {
     static const Isa chosen = chooseIsa();
     return chosen;
+}
+
+const char* rowStreamsName(RowStreams streams) {
+    return streams == RowStreams::Single ? "single" : "grouped";
+}
+
+namespace {
+
+// CPUID leaf 0's vendor string is "AuthenticAMD" on AMD processors (EBX, EDX, ECX in that order).
+bool cpuIsAmd() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return false;
+    char vendor[12];
+    std::memcpy(vendor, &ebx, 4);
+    std::memcpy(vendor + 4, &edx, 4);
+    std::memcpy(vendor + 8, &ecx, 4);
+    return std::memcmp(vendor, "AuthenticAMD", sizeof vendor) == 0;
+}
+
+RowStreams chooseRowStreams() {
+    if (const char* wanted = std::getenv("SINKSCOPE_ROW_STREAMS"))
+        for (const RowStreams streams : {RowStreams::Grouped, RowStreams::Single})
+            if (std::strcmp(wanted, rowStreamsName(streams)) == 0) return streams;
+    return cpuIsAmd() ? RowStreams::Single : RowStreams::Grouped;
+}
+
+std::atomic<RowStreams>& rowStreams() {
+    static std::atomic<RowStreams> streams{chooseRowStreams()};
+    return streams;
+}
+
+} // namespace
+
+RowStreams activeRowStreams() {
+    return rowStreams().load(std::memory_order_relaxed);
+}
+
+void setRowStreams(RowStreams streams) {
+    rowStreams().store(streams, std::memory_order_relaxed);
 }
 
 } // namespace sinkscope

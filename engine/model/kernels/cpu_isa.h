@@ -26,4 +26,26 @@ bool isaSupported(Isa isa);
 // level against another. Fixed at the first call.
 Isa activeIsa();
 
+// How the matrix-vector kernels walk a quantized matrix while decoding, where every weight is read
+// once per token and the speed is how fast one core streams bytes from memory. Grouped: four rows
+// at once, each row's bytes asked for kPrefetchBytes ahead (model/kernels/prefetch.h); Single:
+// one row after another, left to the hardware prefetcher (Q4_0 takes four blocks of the row at a
+// time, so that its float chain is not the bound). Both give the same bits; which is faster
+// depends on the CPU's prefetchers. On the 0.5B shape, one thread: an Intel Xeon read 5-7 GB/s
+// left to its prefetcher, and grouped rows took Q8_0 from 10 to 17-19 tokens/s; an AMD EPYC
+// (Zen 4) decoded Q8_0 at 35-48 tokens/s single against 17-20 grouped, Q4_K_M at 31-33 against
+// 22-24, Q4_0 at 36-45 against 35. F32 rows stay grouped in either mode (their four-row tiles
+// share each load of x: 292 tokens/s against 202 single on a 24M F32 model on that EPYC).
+enum class RowStreams { Grouped, Single };
+
+// "grouped", "single"
+const char* rowStreamsName(RowStreams streams);
+
+// Single on AMD CPUs, Grouped on the others, unless the environment variable
+// SINKSCOPE_ROW_STREAMS names one (grouped, single) for measuring one against the other.
+RowStreams activeRowStreams();
+
+// Sets the mode from now on (tests run every kernel in both).
+void setRowStreams(RowStreams streams);
+
 } // namespace sinkscope

@@ -6,7 +6,9 @@
 // each a few hundred bytes), and a core left to it read 5-7 GB/s here. Asking for the bytes
 // kPrefetchBytes ahead of each read keeps enough lines in flight: on the 0.5B shape decode went
 // from 17 to 28-31 tokens/s (Q4_0), 10 to 17-19 (Q8_0) and 11 to 18-20 (Q4_K_M) on one thread
-// (1 KiB ahead gained little, 4 KiB most of it, 8 KiB the rest).
+// (1 KiB ahead gained little, 4 KiB most of it, 8 KiB the rest). That was an Intel Xeon; an AMD
+// EPYC (Zen 4) streams faster left to its own prefetcher, one row at a time, so the kernels
+// prefetch only where RowStreams::Grouped is in force (model/kernels/cpu_isa.h).
 //
 // Rows of a matrix lie one after another, so the bytes ahead of a row are its successors' (or
 // whatever follows the matrix: a prefetch never faults, and an address past the data only costs a

@@ -13,6 +13,7 @@
 // ggml's AVX2 kernel differs from its C one; logits from NaN activations mean nothing either way.
 #include "gguf/ggml_types.h"
 #include "gguf/quant_blocks.h"
+#include "model/kernels/cpu_isa.h"
 #include "model/kernels/kernel_table.h"
 #include "model/kernels/prefetch.h"
 
@@ -71,15 +72,18 @@ float dotQ5_0(const void* w, const void* a, int64_t blocks) {
 
 // Q4_0 as llama.cpp's repacked kernels sum it: one float, each block's whole integer dot times
 // d_w * d_a added with a fused multiply-add.
+// Q4_0's integer block sum, sum((q - 8) * y), of weight block x and activation block y.
+int q4_0BlockSum(const uint8_t* x, const uint8_t* y) {
+    const __m256i q = _mm256_sub_epi8(nibbles(x + offsetof(BlockQ4_0, qs)), _mm256_set1_epi8(8));
+    return sumOfLanes(signedLanes(q, load32(y + kQ8_0Quants)));
+}
+
 float dotQ4_0(const void* w, const void* a, int64_t blocks) {
     float sum = 0.0f;
     for (int64_t b = 0; b < blocks; ++b) {
         const uint8_t* x = bytesOf(w) + b * sizeof(BlockQ4_0);
         const uint8_t* y = bytesOf(a) + b * kQ8_0Bytes;
-        const __m256i q =
-            _mm256_sub_epi8(nibbles(x + offsetof(BlockQ4_0, qs)), _mm256_set1_epi8(8));
-        const int isum = sumOfLanes(signedLanes(q, load32(y + kQ8_0Quants)));
-        sum = std::fma(static_cast<float>(isum), halfAt(x) * halfAt(y), sum);
+        sum = std::fma(static_cast<float>(q4_0BlockSum(x, y)), halfAt(x) * halfAt(y), sum);
     }
     return sum;
 }
@@ -149,7 +153,7 @@ float dotQ6_K(const void* w, const void* a, int64_t blocks) {
 // Four rows at once against the same Q8_0 activations, whose scales are converted once
 // (activationScales[blocks]): each row's arithmetic is its single-row kernel's, step for step,
 // and the four rows' independent chains keep the multiply-add units busy. Each row's stream is
-// prefetched ahead (model/kernels/prefetch.h).
+// prefetched ahead (model/kernels/prefetch.h). Used with RowStreams::Grouped (cpu_isa.h).
 constexpr int kRowGroup = 4;
 constexpr int64_t kMaxGroupedBlocks = 1024; // rows up to 32,768 values take the grouped path
 
@@ -222,12 +226,59 @@ struct ActivationBlocks {
     }
 };
 
-// Rows [rowBegin, rowEnd) of a Q8_0-activation type: groups of four, the rest one by one.
+// Q4_0, one row (RowStreams::Single): dotQ4_0's sums, with the integer work of four blocks done
+// as q4_0RowGroup does it for four rows (one transposing reduction, one scale conversion), then
+// the four multiply-adds in block order, so the row stays one stream and the bits dotQ4_0's.
+float q4_0Row(const uint8_t* row, int64_t blocks, const uint8_t* a, const float* activationScales,
+              const int* activationSums) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    float sum = 0.0f;
+    int64_t b = 0;
+    for (; b + kRowGroup <= blocks; b += kRowGroup) {
+        __m256i lanes[kRowGroup];
+        uint16_t halves[kRowGroup];
+        for (int k = 0; k < kRowGroup; ++k) {
+            const uint8_t* x = row + (b + k) * sizeof(BlockQ4_0);
+            lanes[k] = _mm256_madd_epi16(
+                _mm256_maddubs_epi16(nibbles(x + offsetof(BlockQ4_0, qs)),
+                                     load32(a + (b + k) * kQ8_0Bytes + kQ8_0Quants)),
+                ones);
+            std::memcpy(&halves[k], x, sizeof halves[k]);
+        }
+        const __m256i pairs01 = _mm256_hadd_epi32(lanes[0], lanes[1]);
+        const __m256i pairs23 = _mm256_hadd_epi32(lanes[2], lanes[3]);
+        const __m256i quads = _mm256_hadd_epi32(pairs01, pairs23);
+        const __m128i products =
+            _mm_add_epi32(_mm256_castsi256_si128(quads), _mm256_extracti128_si256(quads, 1));
+        const __m128i isums = _mm_sub_epi32(
+            products,
+            _mm_slli_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(activationSums + b)),
+                           3));
+        const __m128 weightScales =
+            _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(halves)));
+        alignas(16) float values[kRowGroup];
+        alignas(16) float scales[kRowGroup];
+        _mm_store_ps(values, _mm_cvtepi32_ps(isums));
+        _mm_store_ps(scales, _mm_mul_ps(weightScales, _mm_loadu_ps(activationScales + b)));
+        for (int k = 0; k < kRowGroup; ++k)
+            sum = std::fma(values[k], scales[k], sum);
+    }
+    for (; b < blocks; ++b) {
+        const uint8_t* x = row + b * sizeof(BlockQ4_0);
+        sum = std::fma(static_cast<float>(q4_0BlockSum(x, a + b * kQ8_0Bytes)),
+                       halfAt(x) * activationScales[b], sum);
+    }
+    return sum;
+}
+
+// Rows [rowBegin, rowEnd) of a Q8_0-activation type: groups of four, the rest one by one; or all
+// one by one where `grouped` is false (RowStreams::Single).
 template <DotKernel Single, typename Group>
 void q8_0Rows(const uint8_t* rows, size_t rowBytes, int64_t blocks, const void* activations,
-              float* out, int64_t rowBegin, int64_t rowEnd, bool withSums, Group group) {
+              float* out, int64_t rowBegin, int64_t rowEnd, bool grouped, bool withSums,
+              Group group) {
     int64_t r = rowBegin;
-    if (blocks <= kMaxGroupedBlocks && rowEnd - rowBegin >= kRowGroup) {
+    if (grouped && blocks <= kMaxGroupedBlocks && rowEnd - rowBegin >= kRowGroup) {
         const ActivationBlocks shared(bytesOf(activations), blocks, withSums);
         for (; r + kRowGroup <= rowEnd; r += kRowGroup)
             group(rows + static_cast<size_t>(r) * rowBytes, rowBytes, blocks, bytesOf(activations),
@@ -255,25 +306,33 @@ DotKernel dotKernel(GgmlType weightType) {
 
 void quantRows(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t blocks,
                const void* activations, float* out, int64_t rowBegin, int64_t rowEnd) {
+    const bool grouped = activeRowStreams() == RowStreams::Grouped;
     switch (type) {
     case GgmlType::Q8_0:
         return q8_0Rows<dotQ8_0>(
-            rows, rowBytes, blocks, activations, out, rowBegin, rowEnd, false,
+            rows, rowBytes, blocks, activations, out, rowBegin, rowEnd, grouped, false,
             [](const uint8_t* group, size_t stride, int64_t n, const uint8_t* a,
                const ActivationBlocks& shared, float* results) {
                 q8_0RowGroup<kQ8_0Bytes>(group, stride, n, a, shared.scales, results, q8_0Quants);
             });
     case GgmlType::Q5_0:
         return q8_0Rows<dotQ5_0>(
-            rows, rowBytes, blocks, activations, out, rowBegin, rowEnd, false,
+            rows, rowBytes, blocks, activations, out, rowBegin, rowEnd, grouped, false,
             [](const uint8_t* group, size_t stride, int64_t n, const uint8_t* a,
                const ActivationBlocks& shared, float* results) {
                 q8_0RowGroup<sizeof(BlockQ5_0)>(group, stride, n, a, shared.scales, results,
                                                 q5_0Quants);
             });
     case GgmlType::Q4_0:
+        if (!grouped && blocks <= kMaxGroupedBlocks) {
+            const ActivationBlocks shared(bytesOf(activations), blocks, true);
+            for (int64_t r = rowBegin; r < rowEnd; ++r)
+                out[r] = q4_0Row(rows + static_cast<size_t>(r) * rowBytes, blocks,
+                                 bytesOf(activations), shared.scales, shared.sums);
+            return;
+        }
         return q8_0Rows<dotQ4_0>(
-            rows, rowBytes, blocks, activations, out, rowBegin, rowEnd, true,
+            rows, rowBytes, blocks, activations, out, rowBegin, rowEnd, true, true,
             [](const uint8_t* group, size_t stride, int64_t n, const uint8_t* a,
                const ActivationBlocks& shared, float* results) {
                 q4_0RowGroup(group, stride, n, a, shared.scales, shared.sums, results);

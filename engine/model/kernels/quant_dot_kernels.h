@@ -4,6 +4,7 @@
 #pragma once
 
 #include "gguf/ggml_types.h"
+#include "model/kernels/cpu_isa.h"
 #include "model/kernels/prefetch.h"
 
 #include <cstddef>
@@ -16,14 +17,16 @@ namespace sinkscope::quant {
 using DotKernel = float (*)(const void* weights, const void* activations, int64_t blocks);
 
 // The rows [rowBegin, rowEnd) of a matrix of one type, each `blocks` blocks, rowBytes apart:
-// out[r] = Kernel(row r, activations). Each row's bytes are asked for kPrefetchBytes ahead as it
-// starts (model/kernels/prefetch.h).
+// out[r] = Kernel(row r, activations). With RowStreams::Grouped each row's bytes are asked for
+// kPrefetchBytes ahead as it starts (model/kernels/prefetch.h); with Single the hardware
+// prefetcher follows the one stream alone.
 template <DotKernel Kernel>
 void dotRows(const uint8_t* rows, size_t rowBytes, int64_t blocks, const void* activations,
              float* out, int64_t rowBegin, int64_t rowEnd) {
+    const bool prefetch = activeRowStreams() == RowStreams::Grouped;
     for (int64_t r = rowBegin; r < rowEnd; ++r) {
         const uint8_t* row = rows + static_cast<size_t>(r) * rowBytes;
-        prefetchRangeAhead(row, rowBytes);
+        if (prefetch) prefetchRangeAhead(row, rowBytes);
         out[r] = Kernel(row, activations, blocks);
     }
 }
