@@ -1,7 +1,7 @@
 // The model file's SHA-256, read on the hasher's own thread: the hash reported is the file's, it
 // is known only for the current file, starting another file cancels the read in progress (only the
-// new file is reported), shutting down cancels it too, and a hash known from elsewhere needs no
-// read.
+// new file is reported), shutting down cancels it too, a hash known from elsewhere needs no read,
+// and the read waits while a pause is held (the engine worker's requests hold one).
 #include <QtTest>
 
 #include "worker/file_hash.h"
@@ -102,6 +102,30 @@ private slots:
         rig.hasher.stop();
         QCOMPARE(rig.reports.count(), qsizetype(0));
         QCOMPARE(rig.hasher.sha256Of(large), QString());
+    }
+
+    void aPauseHoldsTheReadUntilItEnds() {
+        HasherRig rig;
+        const QString path = rig.file(QStringLiteral("model.gguf"), 2);
+        {
+            const ModelHasher::Pause first(rig.hasher);
+            const ModelHasher::Pause second(rig.hasher);
+            rig.hasher.start(path);
+            QTest::qWait(300); // a 2 MB read takes a few milliseconds unpaused
+            QCOMPARE(rig.reports.count(), qsizetype(0));
+            QCOMPARE(rig.hasher.sha256Of(path), QString());
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(rig.reports.count(), qsizetype(1), kWaitMs);
+        QCOMPARE(rig.hasher.sha256Of(path), expectedHash(path));
+    }
+
+    void stoppingEndsAPausedRead() {
+        HasherRig rig;
+        const QString path = rig.file(QStringLiteral("model.gguf"), 2);
+        const ModelHasher::Pause pause(rig.hasher);
+        rig.hasher.start(path);
+        rig.hasher.stop(); // returns: the waiting read sees the stop
+        QCOMPARE(rig.reports.count(), qsizetype(0));
     }
 
     void aKnownHashNeedsNoRead() {

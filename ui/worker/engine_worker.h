@@ -88,7 +88,8 @@ signals:
     void requestDone();
 
 private:
-    class LoadScope; // one load's progress reports and cancel checks (worker_loads.cpp)
+    class LoadScope;           // one load's progress reports and cancel checks (worker_loads.cpp)
+    friend class RequestScope; // holds m_hasher's read while a request runs (worker_scope.h)
 
     // A turn of the chat; `watch` sees each step. Returns why it ended when no step stopped it.
     using TurnRunner =

@@ -2,6 +2,8 @@
 
 #include "worker/file_hash.h"
 
+#include <chrono>
+
 #ifdef __linux__
 #include <sys/resource.h>
 #include <unistd.h>
@@ -10,6 +12,9 @@
 namespace sinkscope::ui {
 
 namespace {
+
+// How often a paused read looks whether it may go on.
+constexpr auto kPausePoll = std::chrono::milliseconds(20);
 
 // The read is background work: while a reply decodes, its threads use every core, and the hash
 // is needed only when a session is saved or restored. At the lowest priority the read takes what
@@ -40,8 +45,12 @@ void ModelHasher::start(const QString& path) {
     m_thread = std::thread([this, path] {
         lowerThisThreadsPriority();
         QString error;
-        const QString sha256 = sha256OfFile(
-            path, error, [this] { return m_cancelled.load() || m_shuttingDown.load(); });
+        const auto stopping = [this] { return m_cancelled.load() || m_shuttingDown.load(); };
+        const QString sha256 = sha256OfFile(path, error, [&] {
+            while (m_pauses.load() > 0 && !stopping())
+                std::this_thread::sleep_for(kPausePoll);
+            return stopping();
+        });
         if (sha256.isEmpty()) return; // cancelled or unreadable: a restore reads it again
         {
             const std::lock_guard lock(m_mutex);

@@ -14,16 +14,18 @@ inline void assertEngineThread() {
     Q_ASSERT(QThread::currentThread() != QCoreApplication::instance()->thread());
 }
 
-// Emits requestDone() however the request ends.
+// Holds the model file's hash read while the request runs (ModelHasher::Pause), and emits
+// requestDone() however the request ends.
 class RequestScope {
 public:
-    explicit RequestScope(EngineWorker& worker) : m_worker(worker) {}
+    explicit RequestScope(EngineWorker& worker) : m_worker(worker), m_hashPause(worker.m_hasher) {}
     ~RequestScope() { emit m_worker.requestDone(); }
     RequestScope(const RequestScope&) = delete;
     RequestScope& operator=(const RequestScope&) = delete;
 
 private:
     EngineWorker& m_worker;
+    ModelHasher::Pause m_hashPause;
 };
 
 } // namespace sinkscope::ui
