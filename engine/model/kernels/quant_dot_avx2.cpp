@@ -176,13 +176,31 @@ void q8_0RowGroup(const uint8_t* rows, size_t rowBytes, int64_t blocks, const ui
         out[k] = fold(sums[k]);
 }
 
+// Q4_0 block x's unsigned nibbles times activation quants y: eight 32-bit lanes of sums of four.
+__m256i q4_0Lanes(const uint8_t* x, __m256i y) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles(x + offsetof(BlockQ4_0, qs)), y),
+                             _mm256_set1_epi16(1));
+}
+
+// The totals of four registers of eight lanes, in order: one transposing reduction.
+__m128i totalsOfFour(const __m256i lanes[kRowGroup]) {
+    const __m256i pairs01 = _mm256_hadd_epi32(lanes[0], lanes[1]);
+    const __m256i pairs23 = _mm256_hadd_epi32(lanes[2], lanes[3]);
+    const __m256i quads = _mm256_hadd_epi32(pairs01, pairs23);
+    return _mm_add_epi32(_mm256_castsi256_si128(quads), _mm256_extracti128_si256(quads, 1));
+}
+
+// Four f16 block scales as floats.
+__m128 floatsOfHalves(const uint16_t halves[kRowGroup]) {
+    return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(halves)));
+}
+
 // Q4_0: each row's one float, as dotQ4_0. The integer block sum is taken as
 // sum(q * y) - 8 sum(y) with the unsigned nibbles q (the same integer as sum((q - 8) * y)), sum(y)
 // once per block for all four rows; the four rows' sums come out of one transposing reduction and
 // take one four-wide multiply-add, their four scales one conversion.
 void q4_0RowGroup(const uint8_t* rows, size_t rowBytes, int64_t blocks, const uint8_t* a,
                   const float* activationScales, const int* activationSums, float* out) {
-    const __m256i ones = _mm256_set1_epi16(1);
     __m128 sums = _mm_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b) {
         const __m256i y = load32(a + b * kQ8_0Bytes + kQ8_0Quants);
@@ -191,19 +209,12 @@ void q4_0RowGroup(const uint8_t* rows, size_t rowBytes, int64_t blocks, const ui
         for (int k = 0; k < kRowGroup; ++k) {
             const uint8_t* x = rows + k * rowBytes + b * sizeof(BlockQ4_0);
             prefetchAhead(x);
-            lanes[k] = _mm256_madd_epi16(
-                _mm256_maddubs_epi16(nibbles(x + offsetof(BlockQ4_0, qs)), y), ones);
+            lanes[k] = q4_0Lanes(x, y);
             std::memcpy(&halves[k], x, sizeof halves[k]);
         }
-        const __m256i pairs01 = _mm256_hadd_epi32(lanes[0], lanes[1]);
-        const __m256i pairs23 = _mm256_hadd_epi32(lanes[2], lanes[3]);
-        const __m256i quads = _mm256_hadd_epi32(pairs01, pairs23);
-        const __m128i products =
-            _mm_add_epi32(_mm256_castsi256_si128(quads), _mm256_extracti128_si256(quads, 1));
-        const __m128i isums = _mm_sub_epi32(products, _mm_set1_epi32(8 * activationSums[b]));
-        const __m128 weightScales =
-            _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(halves)));
-        const __m128 scales = _mm_mul_ps(weightScales, _mm_set1_ps(activationScales[b]));
+        const __m128i isums =
+            _mm_sub_epi32(totalsOfFour(lanes), _mm_set1_epi32(8 * activationSums[b]));
+        const __m128 scales = _mm_mul_ps(floatsOfHalves(halves), _mm_set1_ps(activationScales[b]));
         sums = _mm_fmadd_ps(_mm_cvtepi32_ps(isums), scales, sums);
     }
     _mm_storeu_ps(out, sums);
@@ -231,7 +242,6 @@ struct ActivationBlocks {
 // the four multiply-adds in block order, so the row stays one stream and the bits dotQ4_0's.
 float q4_0Row(const uint8_t* row, int64_t blocks, const uint8_t* a, const float* activationScales,
               const int* activationSums) {
-    const __m256i ones = _mm256_set1_epi16(1);
     float sum = 0.0f;
     int64_t b = 0;
     for (; b + kRowGroup <= blocks; b += kRowGroup) {
@@ -239,27 +249,16 @@ float q4_0Row(const uint8_t* row, int64_t blocks, const uint8_t* a, const float*
         uint16_t halves[kRowGroup];
         for (int k = 0; k < kRowGroup; ++k) {
             const uint8_t* x = row + (b + k) * sizeof(BlockQ4_0);
-            lanes[k] = _mm256_madd_epi16(
-                _mm256_maddubs_epi16(nibbles(x + offsetof(BlockQ4_0, qs)),
-                                     load32(a + (b + k) * kQ8_0Bytes + kQ8_0Quants)),
-                ones);
+            lanes[k] = q4_0Lanes(x, load32(a + (b + k) * kQ8_0Bytes + kQ8_0Quants));
             std::memcpy(&halves[k], x, sizeof halves[k]);
         }
-        const __m256i pairs01 = _mm256_hadd_epi32(lanes[0], lanes[1]);
-        const __m256i pairs23 = _mm256_hadd_epi32(lanes[2], lanes[3]);
-        const __m256i quads = _mm256_hadd_epi32(pairs01, pairs23);
-        const __m128i products =
-            _mm_add_epi32(_mm256_castsi256_si128(quads), _mm256_extracti128_si256(quads, 1));
-        const __m128i isums = _mm_sub_epi32(
-            products,
-            _mm_slli_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(activationSums + b)),
-                           3));
-        const __m128 weightScales =
-            _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(halves)));
+        const __m128i offsets = _mm_slli_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(activationSums + b)), 3);
         alignas(16) float values[kRowGroup];
         alignas(16) float scales[kRowGroup];
-        _mm_store_ps(values, _mm_cvtepi32_ps(isums));
-        _mm_store_ps(scales, _mm_mul_ps(weightScales, _mm_loadu_ps(activationScales + b)));
+        _mm_store_ps(values, _mm_cvtepi32_ps(_mm_sub_epi32(totalsOfFour(lanes), offsets)));
+        _mm_store_ps(scales,
+                     _mm_mul_ps(floatsOfHalves(halves), _mm_loadu_ps(activationScales + b)));
         for (int k = 0; k < kRowGroup; ++k)
             sum = std::fma(values[k], scales[k], sum);
     }
