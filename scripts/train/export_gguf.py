@@ -32,6 +32,7 @@ GGML_F32, GGML_F16, GGML_Q8_0 = 0, 1, 8
 # general.file_type (llama.cpp's LLAMA_FTYPE_*) and the matrices' ggml type, per --type
 WEIGHT_TYPES = {"f32": (0, GGML_F32), "f16": (1, GGML_F16), "q8_0": (7, GGML_Q8_0)}
 Q8_0_BLOCK = 32
+Q8_0_RECORD = np.dtype([("d", "<f2"), ("qs", "i1", Q8_0_BLOCK)])  # one block: 34 bytes
 
 
 def quantize_q8_0(array):
@@ -41,19 +42,21 @@ def quantize_q8_0(array):
     inverse = np.divide(1.0, d, out=np.zeros_like(d), where=d > 0).astype(np.float32)
     scaled = blocks * inverse
     q = (np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)).astype(np.int8)
-    record = np.dtype([("d", "<f2"), ("qs", "i1", Q8_0_BLOCK)])
-    out = np.empty(len(blocks), dtype=record)
+    out = np.empty(len(blocks), dtype=Q8_0_RECORD)
     out["d"], out["qs"] = d[:, 0].astype(np.float16), q
     return out.tobytes()
+
+
+def q8_0_values(raw, count):
+    """The first `count` values that Q8_0 bytes hold, as float32 (count a multiple of 32)."""
+    blocks = np.frombuffer(raw, dtype=Q8_0_RECORD, count=count // Q8_0_BLOCK)
+    return (blocks["d"].astype(np.float32)[:, None] * blocks["qs"]).reshape(-1)
 
 
 def dequantize_q8_0(array):
     """What a Q8_0 matrix holds, as float32 of the same shape (for references computed from the
     exported weights)."""
-    blocks = np.ascontiguousarray(array, dtype=np.float32).reshape(-1, Q8_0_BLOCK)
-    record = np.dtype([("d", "<f2"), ("qs", "i1", Q8_0_BLOCK)])
-    raw = np.frombuffer(quantize_q8_0(array), dtype=record)
-    return (raw["d"].astype(np.float32)[:, None] * raw["qs"]).reshape(np.shape(array))
+    return q8_0_values(quantize_q8_0(array), np.size(array)).reshape(np.shape(array))
 
 
 def round_trip(model, weight_type):

@@ -14,13 +14,12 @@ import struct
 import numpy as np
 import torch
 
-from export_gguf import GGML_F16, GGML_F32, GGML_Q8_0, Q8_0_BLOCK, tensor_names
+from export_gguf import (GGML_F16, GGML_F32, GGML_Q8_0, T_ARRAY, T_STRING, q8_0_values,
+                         tensor_names)
 from model import Config
 
 SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<B", 10: "<Q",
            11: "<q", 12: "<d"}
-T_STRING, T_ARRAY = 8, 9
-Q8_0_RECORD = np.dtype([("d", "<f2"), ("qs", "i1", Q8_0_BLOCK)])
 
 
 class Reader:
@@ -55,8 +54,7 @@ def tensor_values(raw, ggml_type, shape):
     elif ggml_type == GGML_F16:
         values = np.frombuffer(raw, dtype="<f2", count=count).astype(np.float32)
     elif ggml_type == GGML_Q8_0:
-        blocks = np.frombuffer(raw, dtype=Q8_0_RECORD, count=count // Q8_0_BLOCK)
-        values = blocks["d"].astype(np.float32)[:, None] * blocks["qs"]
+        values = q8_0_values(raw, count)
     else:
         raise ValueError("needle-nano's tensors are F32, F16 or Q8_0, not ggml type %d" % ggml_type)
     return values.reshape(shape)

@@ -70,14 +70,14 @@ float dotQ5_0(const void* w, const void* a, int64_t blocks) {
     return q8_0Dot<sizeof(BlockQ5_0)>(w, a, blocks, q5_0Quants);
 }
 
-// Q4_0 as llama.cpp's repacked kernels sum it: one float, each block's whole integer dot times
-// d_w * d_a added with a fused multiply-add.
 // Q4_0's integer block sum, sum((q - 8) * y), of weight block x and activation block y.
 int q4_0BlockSum(const uint8_t* x, const uint8_t* y) {
     const __m256i q = _mm256_sub_epi8(nibbles(x + offsetof(BlockQ4_0, qs)), _mm256_set1_epi8(8));
     return sumOfLanes(signedLanes(q, load32(y + kQ8_0Quants)));
 }
 
+// Q4_0 as llama.cpp's repacked kernels sum it: one float, each block's whole integer dot times
+// d_w * d_a added with a fused multiply-add.
 float dotQ4_0(const void* w, const void* a, int64_t blocks) {
     float sum = 0.0f;
     for (int64_t b = 0; b < blocks; ++b) {
