@@ -120,6 +120,10 @@ public:
     uint64_t alignment() const { return m_alignment; }
     uint64_t fileSize() const { return m_size; }
     bool isMapped() const { return m_mapping != nullptr; } // false: the bytes are a copy
+    // Hands the pages wholly inside [begin, begin + bytes) of the mapping back to the system
+    // (madvise MADV_DONTNEED): the memory they hold is freed, and a later read maps them from the
+    // file again. For a reader that has copied those bytes elsewhere; does nothing for a copy.
+    void releasePages(const uint8_t* begin, size_t bytes) const;
 
     const std::vector<GgufKeyValue>& metadata() const { return m_metadata; }
     const GgufValue* find(std::string_view key) const;

@@ -144,6 +144,15 @@ std::unique_ptr<GgufFile> GgufFile::fromBytes(std::vector<uint8_t> bytes, std::s
     return parsed(std::move(file), error);
 }
 
+void GgufFile::releasePages(const uint8_t* begin, size_t bytes) const {
+    if (!m_mapping) return;
+    const auto pageSize = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto start = reinterpret_cast<uintptr_t>(begin);
+    const uintptr_t first = (start + pageSize - 1) / pageSize * pageSize;
+    const uintptr_t last = (start + bytes) / pageSize * pageSize;
+    if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 GgufFile::~GgufFile() {
     if (m_mapping) ::munmap(m_mapping, m_size);
 }

@@ -4,7 +4,9 @@
 
 #include "gguf/dequantize.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -146,7 +148,7 @@ public:
         if (t.dims.size() != 1 || t.dims[0] != length)
             throw ModelError("tensor '" + name + "' has shape " + shapeText(t.dims) +
                              ", expected [" + std::to_string(length) + "]");
-        return floats(t);
+        return ownedFloats(t);
     }
 
 private:
@@ -164,6 +166,13 @@ private:
     const float* floats(const GgufTensorInfo& t) {
         if (t.type == GgmlType::F32 && reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0)
             return reinterpret_cast<const float*>(t.data);
+        return ownedFloats(t);
+    }
+
+    // A copy, dequantized as needed. Vectors (norms, biases: a few KiB each) are always copied:
+    // read in place they would map the pages around them back in every layer (the kernel maps a
+    // fault's neighbours too), pages of Q4_0 originals that regroupQ4_0Matrices handed back.
+    const float* ownedFloats(const GgufTensorInfo& t) {
         std::vector<float>& out = m_dequantized.emplace_back(t.elementCount);
         const int64_t rowLength = t.dims[0];
         const uint64_t rowBytes = t.byteSize / (t.elementCount / rowLength);
@@ -217,6 +226,57 @@ ModelWeights bindWeights(const ModelConfig& c, WeightBinder& bind) {
     return w;
 }
 
+// The Q4_0 product matrices in RowLayout::Q4_0x8 (model/row_layout.h), each copied once at load;
+// the mapping's pages of the originals go back to the system, since no product reads them again,
+// so the process holds about the file's size. A tied embedding reads its rows from the output's
+// copy; an untied one stays in place (it is only ever looked up row by row).
+constexpr size_t kRegroupSliceBytes = size_t{4} << 20;
+
+void regroupQ4_0Matrices(const GgufFile& file, ModelWeights& w,
+                         std::vector<std::unique_ptr<uint8_t[]>>& store) {
+    std::vector<std::pair<const uint8_t*, const uint8_t*>> copies; // original, regrouped
+    std::vector<std::pair<const uint8_t*, size_t>> originals;      // original, bytes
+    const auto regroup = [&](Matrix& m, bool copyIfNew) {
+        const int64_t blocks = m.cols / 32;
+        if (m.data || m.type != GgmlType::Q4_0 || !canRegroupQ4_0(m.rows, blocks)) return;
+        const auto known = std::find_if(copies.begin(), copies.end(), [&](const auto& copy) {
+            return copy.first == m.quantized;
+        });
+        if (known == copies.end() && !copyIfNew) return;
+        const uint8_t* regrouped = known != copies.end() ? known->second : nullptr;
+        if (!regrouped) {
+            store.push_back(std::make_unique_for_overwrite<uint8_t[]>(m.rowBytes *
+                                                                      static_cast<size_t>(m.rows)));
+            // A slice of whole runs at a time, each handed back once copied, so that the
+            // original and its copy are never both held whole (76 MiB each for the 0.5B
+            // models' output).
+            const int64_t sliceRows = std::max<int64_t>(
+                kQ4_0x8Rows,
+                static_cast<int64_t>(kRegroupSliceBytes / m.rowBytes) / kQ4_0x8Rows * kQ4_0x8Rows);
+            for (int64_t r = 0; r < m.rows; r += sliceRows) {
+                const int64_t rows = std::min<int64_t>(sliceRows, m.rows - r);
+                const size_t at = static_cast<size_t>(r) * m.rowBytes;
+                regroupQ4_0(m.quantized + at, rows, blocks, store.back().get() + at);
+                file.releasePages(m.quantized + at, static_cast<size_t>(rows) * m.rowBytes);
+            }
+            regrouped = store.back().get();
+            copies.emplace_back(m.quantized, regrouped);
+            originals.emplace_back(m.quantized, m.rowBytes * static_cast<size_t>(m.rows));
+        }
+        m.quantized = regrouped;
+        m.layout = RowLayout::Q4_0x8;
+    };
+    regroup(w.output, true);
+    for (LayerWeights& l : w.layers)
+        for (Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.wGate, &l.wUp, &l.wDown})
+            regroup(*m, true);
+    regroup(w.tokenEmbedding, false);
+    // Once more now that every copy is made: reading one slice can map pages of the next ones
+    // (the kernel's read-ahead and fault-around), after those were handed back.
+    for (const auto& [original, bytes] : originals)
+        file.releasePages(original, bytes);
+}
+
 // Messages quote names from the file (architecture, tokenizer model); the contract is one line,
 // so line breaks and other control bytes become '?' (tests/fuzz/fuzz_gguf checks it).
 std::string oneLine(std::string message) {
@@ -244,6 +304,7 @@ std::unique_ptr<Model> Model::fromGguf(std::unique_ptr<GgufFile> file, std::stri
         model->m_config.nVocab = model->m_tokenizer->size();
         WeightBinder bind(*file, model->m_dequantized);
         model->m_weights = bindWeights(model->m_config, bind);
+        regroupQ4_0Matrices(*file, model->m_weights, model->m_regrouped);
         model->m_file = std::move(file);
         return model;
     } catch (const std::exception& e) {

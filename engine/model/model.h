@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gguf/gguf.h"
+#include "model/row_layout.h"
 #include "tokenizer/tokenizer.h"
 
 #include <memory>
@@ -48,6 +49,7 @@ struct Matrix {
     GgmlType type = GgmlType::F32;
     const uint8_t* quantized = nullptr; // [rows][rowBytes] in `type` when data is nullptr
     size_t rowBytes = 0;
+    RowLayout layout = RowLayout::RowMajor; // the order of the quantized rows' blocks
 };
 
 struct LayerWeights {
@@ -96,8 +98,9 @@ private:
     ModelConfig m_config;
     ModelWeights m_weights;
     std::unique_ptr<Tokenizer> m_tokenizer;
-    std::unique_ptr<GgufFile> m_file;              // keeps the mapping alive
-    std::vector<std::vector<float>> m_dequantized; // tensors stored as F16/Q8_0/Q4_0
+    std::unique_ptr<GgufFile> m_file;                    // keeps the mapping alive
+    std::vector<std::vector<float>> m_dequantized;       // tensors stored as F16/Q8_0/Q4_0
+    std::vector<std::unique_ptr<uint8_t[]>> m_regrouped; // Q4_0 matrices in RowLayout::Q4_0x8
 };
 
 } // namespace sinkscope

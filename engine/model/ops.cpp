@@ -47,7 +47,7 @@ void matvec(const Matrix& w, const float* x, float* out, ThreadPool* pool) {
     }
     // The activations' blocks, reused from call to call on this thread.
     thread_local std::vector<std::byte> activations;
-    quantMatvec(w.type, w.quantized, w.rows, w.cols, x, out, activations, pool);
+    quantMatvec(w.type, w.quantized, w.rows, w.cols, x, out, activations, pool, w.layout);
 }
 
 namespace {
@@ -86,15 +86,21 @@ void matmatEach(std::span<const Product> products, const float* x, int tokens, T
             quantizedFor = &w;
         }
         quantMatmatPrepared(w.type, w.quantized, w.rows, w.cols, activations.data(),
-                            activationBytes, tokens, product.out, pool);
+                            activationBytes, tokens, product.out, pool, w.layout);
     }
 }
 
 void matrixRow(const Matrix& w, int row, float* out) {
-    if (w.data)
+    if (w.data) {
         std::copy_n(w.data + static_cast<size_t>(row) * w.cols, w.cols, out);
-    else
+    } else if (w.layout == RowLayout::Q4_0x8) {
+        const int blocks = w.cols / 32;
+        for (int b = 0; b < blocks; ++b)
+            dequantizeRow(GgmlType::Q4_0, w.quantized + q4_0x8Offset(blocks, row, b), out + 32 * b,
+                          32);
+    } else {
         dequantizeRow(w.type, w.quantized + static_cast<size_t>(row) * w.rowBytes, out, w.cols);
+    }
 }
 
 void rmsNorm(const float* x, const float* weight, int n, float eps, float* out) {

@@ -73,6 +73,14 @@ void quantizeForDot(GgmlType activation, const float* x, void* dst, int64_t n) {
         quantizeRow(activation, x, dst, n);
 }
 
+// Throws when `layout` cannot hold a [rows][blocks] matrix of `type`.
+void requireLayout(RowLayout layout, GgmlType type, int64_t rows, int64_t blocks) {
+    if (layout == RowLayout::Q4_0x8 && (type != GgmlType::Q4_0 || !canRegroupQ4_0(rows, blocks)))
+        throw std::invalid_argument(std::string("rows of ") + ggmlTypeName(type) + " [" +
+                                    std::to_string(rows) + "][" + std::to_string(blocks) +
+                                    " blocks] cannot be in the Q4_0x8 layout");
+}
+
 } // namespace
 
 bool quantDotSupported(GgmlType weightType) {
@@ -106,19 +114,24 @@ float quantDot(GgmlType weightType, const void* weightRow, const void* activatio
 } // namespace ref
 
 void quantMatvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
-                 float* out, std::vector<std::byte>& scratch, ThreadPool* pool) {
+                 float* out, std::vector<std::byte>& scratch, ThreadPool* pool, RowLayout layout) {
     const int64_t blocks = requireDotRow(type, cols);
     if (rows < 0) throw std::invalid_argument("negative row count " + std::to_string(rows));
+    requireLayout(layout, type, rows, blocks);
     const GgmlType activation = activationType(type);
     scratch.resize(static_cast<size_t>(*ggmlByteSize(activation, static_cast<uint64_t>(cols))));
     quantizeForDot(activation, x, scratch.data(), cols);
     const auto rowBytes = static_cast<size_t>(*ggmlByteSize(type, static_cast<uint64_t>(cols)));
+    const auto* weights = static_cast<const uint8_t*>(w);
     const auto rowRange = [&](int64_t begin, int64_t end) {
-        kernels().quantRows(type, static_cast<const uint8_t*>(w), rowBytes, blocks, scratch.data(),
-                            out, begin, end);
+        if (layout == RowLayout::Q4_0x8)
+            kernels().q4_0x8Rows(weights, blocks, scratch.data(), out, begin, end);
+        else
+            kernels().quantRows(type, weights, rowBytes, blocks, scratch.data(), out, begin, end);
     };
+    const int64_t align = layout == RowLayout::Q4_0x8 ? kQ4_0x8Rows : 1;
     if (pool)
-        pool->forRanges(rows, 1, rowRange, rows * cols);
+        pool->forRanges(rows, align, rowRange, rows * cols);
     else
         rowRange(0, rows);
 }
@@ -145,17 +158,24 @@ size_t quantizeTokens(GgmlType type, const float* x, int tokens, int64_t cols,
 
 void quantMatmatPrepared(GgmlType type, const void* w, int64_t rows, int64_t cols,
                          const std::byte* activations, size_t activationBytes, int tokens,
-                         float* out, ThreadPool* pool) {
+                         float* out, ThreadPool* pool, RowLayout layout) {
     const int64_t blocks = requireDotRow(type, cols);
     if (rows < 0) throw std::invalid_argument("negative row count " + std::to_string(rows));
+    requireLayout(layout, type, rows, blocks);
     const auto rowBytes = static_cast<size_t>(*ggmlByteSize(type, static_cast<uint64_t>(cols)));
+    const auto* weights = static_cast<const uint8_t*>(w);
+    const auto* quants = reinterpret_cast<const uint8_t*>(activations);
     const auto rowRange = [&](int64_t begin, int64_t end) {
-        kernels().quantGemm(type, static_cast<const uint8_t*>(w), rowBytes, blocks,
-                            reinterpret_cast<const uint8_t*>(activations), activationBytes, tokens,
-                            out, static_cast<size_t>(rows), begin, end);
+        if (layout == RowLayout::Q4_0x8)
+            kernels().q4_0x8Gemm(weights, blocks, quants, activationBytes, tokens, out,
+                                 static_cast<size_t>(rows), begin, end);
+        else
+            kernels().quantGemm(type, weights, rowBytes, blocks, quants, activationBytes, tokens,
+                                out, static_cast<size_t>(rows), begin, end);
     };
+    const int64_t align = layout == RowLayout::Q4_0x8 ? kQ4_0x8Rows : 4;
     if (pool)
-        pool->forRanges(rows, 4, rowRange, rows * cols * tokens);
+        pool->forRanges(rows, align, rowRange, rows * cols * tokens);
     else
         rowRange(0, rows);
 }

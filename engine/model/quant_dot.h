@@ -18,6 +18,7 @@
 #pragma once
 
 #include "gguf/ggml_types.h"
+#include "model/row_layout.h"
 #include "model/thread_pool.h"
 
 #include <cstddef>
@@ -41,11 +42,14 @@ void quantizeActivations(GgmlType weightType, const float* x, void* dst, int64_t
 // an unsupported type or an n that is not a multiple of the block size.
 float quantDot(GgmlType weightType, const void* weightRow, const void* activationRow, int64_t n);
 
-// out[rows] = W[rows][cols] . x[cols]: W row-major in `type`, ggmlByteSize(type, cols) bytes per
-// row, unaligned. x is quantized once into `scratch` (resized as needed, reusable across calls),
-// then each row is one quantDot; with a pool, the rows are split among its threads.
+// out[rows] = W[rows][cols] . x[cols]: W in `type`, ggmlByteSize(type, cols) bytes per row, in
+// `layout` (model/row_layout.h; Q4_0x8 needs Q4_0 and canRegroupQ4_0, else throws
+// std::invalid_argument), unaligned. x is quantized once into `scratch` (resized as needed,
+// reusable across calls), then each row is one quantDot; with a pool, the rows are split among
+// its threads. Both layouts give the same bits.
 void quantMatvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
-                 float* out, std::vector<std::byte>& scratch, ThreadPool* pool = nullptr);
+                 float* out, std::vector<std::byte>& scratch, ThreadPool* pool = nullptr,
+                 RowLayout layout = RowLayout::RowMajor);
 
 // The product for a block of tokens (batched prefill; out[t][rows] = W . x[t], each result
 // quantMatvec's for that token, bit for bit) in two steps, so that several matrices of one
@@ -56,7 +60,8 @@ size_t quantizeTokens(GgmlType type, const float* x, int tokens, int64_t cols,
                       std::vector<std::byte>& scratch, ThreadPool* pool = nullptr);
 void quantMatmatPrepared(GgmlType type, const void* w, int64_t rows, int64_t cols,
                          const std::byte* activations, size_t activationBytes, int tokens,
-                         float* out, ThreadPool* pool = nullptr);
+                         float* out, ThreadPool* pool = nullptr,
+                         RowLayout layout = RowLayout::RowMajor);
 
 namespace ref {
 float quantDot(GgmlType weightType, const void* weightRow, const void* activationRow, int64_t n);

@@ -2,8 +2,9 @@
 // model/kernels/quant_gemm_avx2.cpp, model/kernels/quant_gemm_avx512.cpp): block fields, integer
 // lane sums of signed bytes, the unpacking of Q4_0 / Q5_0 quants. Include it after
 // model/kernels/kernel_isa_begin.h, so that each copy is compiled for its own level; the portable
-// level has none. The source includes gguf/quant_blocks.h, <immintrin.h>, <cstddef>, <cstdint> and
-// <cstring> before the region opens (their inline code keeps the baseline target).
+// level has none. The source includes gguf/quant_blocks.h, model/row_layout.h, <immintrin.h>,
+// <cstddef>, <cstdint> and <cstring> before the region opens (their inline code keeps the baseline
+// target).
 #pragma once
 
 #ifndef SINKSCOPE_ISA_NAMESPACE
@@ -114,7 +115,14 @@ struct GemmArgs {
     float* out;
     size_t outStride;
 
+    bool q4_0x8 = false; // Q4_0 rows in RowLayout::Q4_0x8 (model/row_layout.h)
+
     const uint8_t* row(int64_t r) const { return rows + static_cast<size_t>(r) * rowBytes; }
+    // Q4_0 rows in either layout: block b of row r is at q4_0Row(r) + b * q4_0BlockStride().
+    const uint8_t* q4_0Row(int64_t r) const {
+        return q4_0x8 ? rows + q4_0x8Offset(blocks, r, 0) : row(r);
+    }
+    size_t q4_0BlockStride() const { return (q4_0x8 ? kQ4_0x8Rows : 1) * sizeof(BlockQ4_0); }
     const uint8_t* tokenRow(int t) const { return activations + t * activationBytes; }
 };
 

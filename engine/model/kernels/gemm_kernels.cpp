@@ -3,7 +3,9 @@
 // caches runs against every token before the next block is read, so the weights cross the memory
 // bus once per chunk instead of once per token; each result is the row kernel's own, so batched
 // and token-by-token prefill compute the same bits.
+#include "gguf/quant_blocks.h"
 #include "model/kernels/kernel_table.h"
+#include "model/row_layout.h"
 
 #include <immintrin.h>
 
@@ -23,10 +25,12 @@ namespace sinkscope::SINKSCOPE_ISA_NAMESPACE {
 namespace {
 
 using QuantRows = decltype(KernelTable::quantRows);
+using Q4_0x8Rows = decltype(KernelTable::q4_0x8Rows);
 using F32Rows = decltype(KernelTable::matvecF32);
 
 // The level's row kernels (set once, when its table is built).
 QuantRows g_quantRows = nullptr;
+Q4_0x8Rows g_q4_0x8Rows = nullptr;
 F32Rows g_f32Rows = nullptr;
 
 // Rows per block: about this many weight bytes, in whole four-row groups (the row kernels' unit).
@@ -46,6 +50,22 @@ void blockedQuantGemm(GgmlType type, const uint8_t* rows, size_t rowBytes, int64
         for (int t = 0; t < tokens; ++t)
             g_quantRows(type, rows, rowBytes, blocks, activations + t * activationBytes,
                         out + t * outStride, begin, end);
+    }
+}
+
+// The same for Q4_0 rows in RowLayout::Q4_0x8, in whole runs of eight rows.
+void blockedQ4_0x8Gemm(const uint8_t* rows, int64_t blocks, const uint8_t* activations,
+                       size_t activationBytes, int tokens, float* out, size_t outStride,
+                       int64_t rowBegin, int64_t rowEnd) {
+    const int64_t rowBytes = blocks * static_cast<int64_t>(sizeof(quant::BlockQ4_0));
+    const int64_t runs =
+        std::max<int64_t>(1, rowsPerBlock(static_cast<size_t>(rowBytes)) / kQ4_0x8Rows);
+    const int64_t step = runs * kQ4_0x8Rows;
+    for (int64_t begin = rowBegin; begin < rowEnd; begin += step) {
+        const int64_t end = std::min(rowEnd, begin + step);
+        for (int t = 0; t < tokens; ++t)
+            g_q4_0x8Rows(rows, blocks, activations + t * activationBytes, out + t * outStride,
+                         begin, end);
     }
 }
 
@@ -104,8 +124,10 @@ void blockedGemmF32(const float* w, int64_t cols, const float* x, int tokens, fl
 // After the row kernels are in the table.
 void fillGemmKernels(KernelTable& table) {
     g_quantRows = table.quantRows;
+    g_q4_0x8Rows = table.q4_0x8Rows;
     g_f32Rows = table.matvecF32;
     table.quantGemm = blockedQuantGemm;
+    table.q4_0x8Gemm = blockedQ4_0x8Gemm;
     table.gemmF32 = blockedGemmF32;
 }
 

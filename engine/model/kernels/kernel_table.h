@@ -54,6 +54,14 @@ struct KernelTable {
     void (*quantGemm)(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t blocks,
                       const uint8_t* activations, size_t activationBytes, int tokens, float* out,
                       size_t outStride, int64_t rowBegin, int64_t rowEnd) = nullptr;
+    // The same two for Q4_0 rows in RowLayout::Q4_0x8 (model/row_layout.h), rowBegin and rowEnd
+    // multiples of eight and at most kQ4_0x8MaxBlocks blocks: bit for bit quantRows' and
+    // quantGemm's results for the same rows in row-major order.
+    void (*q4_0x8Rows)(const uint8_t* rows, int64_t blocks, const void* activations, float* out,
+                       int64_t rowBegin, int64_t rowEnd) = nullptr;
+    void (*q4_0x8Gemm)(const uint8_t* rows, int64_t blocks, const uint8_t* activations,
+                       size_t activationBytes, int tokens, float* out, size_t outStride,
+                       int64_t rowBegin, int64_t rowEnd) = nullptr;
     // The same for f32 rows: out[t * outStride + r] = matvecF32's row r for x + t * cols.
     void (*gemmF32)(const float* w, int64_t cols, const float* x, int tokens, float* out,
                     size_t outStride, int64_t rowBegin, int64_t rowEnd) = nullptr;

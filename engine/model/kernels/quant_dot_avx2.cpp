@@ -16,6 +16,7 @@
 #include "model/kernels/cpu_isa.h"
 #include "model/kernels/kernel_table.h"
 #include "model/kernels/prefetch.h"
+#include "model/row_layout.h"
 
 #include <immintrin.h>
 
@@ -270,6 +271,45 @@ float q4_0Row(const uint8_t* row, int64_t blocks, const uint8_t* a, const float*
     return sum;
 }
 
+// The totals of eight registers of eight lanes, in order: one transposing reduction.
+__m256i totalsOfEight(const __m256i lanes[kQ4_0x8Rows]) {
+    const __m256i low = _mm256_hadd_epi32(_mm256_hadd_epi32(lanes[0], lanes[1]),
+                                          _mm256_hadd_epi32(lanes[2], lanes[3]));
+    const __m256i high = _mm256_hadd_epi32(_mm256_hadd_epi32(lanes[4], lanes[5]),
+                                           _mm256_hadd_epi32(lanes[6], lanes[7]));
+    // low: rows 0-3's sums of values 0-15 in its first half, of 16-31 in its second; high: 4-7's
+    return _mm256_add_epi32(_mm256_permute2x128_si256(low, high, 0x20),
+                            _mm256_permute2x128_si256(low, high, 0x31));
+}
+
+// One run of eight Q4_0 rows in RowLayout::Q4_0x8 (model/row_layout.h), read as one stream: each
+// row's one float, as dotQ4_0 sums it, the eight in one vector: per block one transposing
+// reduction, one conversion of the eight scales and one eight-wide multiply-add. With
+// RowStreams::Grouped the stream is prefetched ahead (model/kernels/prefetch.h).
+void q4_0Run(const uint8_t* run, int64_t blocks, const uint8_t* a, const float* activationScales,
+             const int* activationSums, float* out, bool prefetch) {
+    constexpr size_t kRunBlockBytes = kQ4_0x8Rows * sizeof(BlockQ4_0); // 144
+    __m256 sums = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = run + b * kRunBlockBytes;
+        if (prefetch) prefetchRangeAhead(x, kRunBlockBytes);
+        const __m256i y = load32(a + b * kQ8_0Bytes + kQ8_0Quants);
+        __m256i lanes[kQ4_0x8Rows];
+        alignas(16) uint16_t halves[kQ4_0x8Rows];
+        for (int k = 0; k < kQ4_0x8Rows; ++k) {
+            lanes[k] = q4_0Lanes(x + k * sizeof(BlockQ4_0), y);
+            std::memcpy(&halves[k], x + k * sizeof(BlockQ4_0), sizeof halves[k]);
+        }
+        const __m256i isums =
+            _mm256_sub_epi32(totalsOfEight(lanes), _mm256_set1_epi32(8 * activationSums[b]));
+        const __m256 scales =
+            _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(halves))),
+                          _mm256_set1_ps(activationScales[b]));
+        sums = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isums), scales, sums);
+    }
+    _mm256_storeu_ps(out, sums);
+}
+
 // Rows [rowBegin, rowEnd) of a Q8_0-activation type: groups of four, the rest one by one; or all
 // one by one where `grouped` is false (RowStreams::Single).
 template <DotKernel Single, typename Group>
@@ -345,6 +385,15 @@ void quantRows(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
     }
 }
 
+void q4_0x8Rows(const uint8_t* rows, int64_t blocks, const void* activations, float* out,
+                int64_t rowBegin, int64_t rowEnd) {
+    const ActivationBlocks shared(bytesOf(activations), blocks, true);
+    const bool prefetch = activeRowStreams() == RowStreams::Grouped;
+    for (int64_t r = rowBegin; r < rowEnd; r += kQ4_0x8Rows)
+        q4_0Run(rows + q4_0x8Offset(blocks, r, 0), blocks, bytesOf(activations), shared.scales,
+                shared.sums, out + r, prefetch);
+}
+
 } // namespace
 
 #endif
@@ -358,6 +407,7 @@ void fillIntrinsicDotKernels(KernelTable& table) {
     g_genericRows = table.quantRows;
     table.dot = dotKernel;
     table.quantRows = quantRows;
+    table.q4_0x8Rows = q4_0x8Rows;
 #else
     (void)table;
 #endif

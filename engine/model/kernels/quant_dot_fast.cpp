@@ -15,6 +15,7 @@
 // paths named at each kernel. F32 / F16 / BF16 follow tinyBLAS's AVX-512 kernels (16 lanes).
 #include "gguf/quant_blocks.h"
 #include "model/kernels/kernel_table.h"
+#include "model/row_layout.h"
 
 #include <algorithm>
 #include <array>
@@ -543,6 +544,19 @@ void quantRows(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
     typeKernels(type).rows(rows, rowBytes, blocks, activations, out, rowBegin, rowEnd);
 }
 
+// Q4_0 rows in RowLayout::Q4_0x8: each row's blocks gathered back into row order, then dotQ4_0
+// (the levels with intrinsics read the eight rows of a run together instead).
+void q4_0x8Rows(const uint8_t* rows, int64_t blocks, const void* activations, float* out,
+                int64_t rowBegin, int64_t rowEnd) {
+    uint8_t row[kQ4_0x8MaxBlocks * sizeof(BlockQ4_0)];
+    for (int64_t r = rowBegin; r < rowEnd; ++r) {
+        for (int64_t b = 0; b < blocks; ++b)
+            std::memcpy(row + b * sizeof(BlockQ4_0), rows + q4_0x8Offset(blocks, r, b),
+                        sizeof(BlockQ4_0));
+        out[r] = dotQ4_0(row, activations, blocks);
+    }
+}
+
 } // namespace
 
 #include "model/kernels/kernel_isa_end.h"
@@ -550,6 +564,7 @@ void quantRows(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
 void fillDotKernels(KernelTable& table) {
     table.dot = dotKernel;
     table.quantRows = quantRows;
+    table.q4_0x8Rows = q4_0x8Rows;
 }
 
 } // namespace sinkscope::SINKSCOPE_ISA_NAMESPACE

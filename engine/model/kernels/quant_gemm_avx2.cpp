@@ -10,6 +10,7 @@
 #include "gguf/ggml_types.h"
 #include "gguf/quant_blocks.h"
 #include "model/kernels/kernel_table.h"
+#include "model/row_layout.h"
 
 #include <immintrin.h>
 
@@ -63,17 +64,22 @@ struct TokenBlocks {
     }
 };
 
-// Q4_0, four rows by `count` tokens: each row's one float per token, as q4_0RowGroup sums it.
+// Q4_0 (either layout), four rows by `count` tokens: each row's one float per token, as
+// q4_0RowGroup sums it.
 void q4_0Tile(const GemmArgs& g, int64_t r, int t0, int count, const TokenBlocks& tokens) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m128 sums[kTokens];
     for (int t = 0; t < count; ++t)
         sums[t] = _mm_setzero_ps();
+    const uint8_t* starts[kGroup];
+    for (int k = 0; k < kGroup; ++k)
+        starts[k] = g.q4_0Row(r + k);
+    const size_t stride = g.q4_0BlockStride();
     for (int64_t b = 0; b < g.blocks; ++b) {
         __m256i q[kGroup];
         uint16_t halves[kGroup];
         for (int k = 0; k < kGroup; ++k) {
-            const uint8_t* x = g.row(r + k) + b * sizeof(BlockQ4_0);
+            const uint8_t* x = starts[k] + b * stride;
             q[k] = nibbles(x + offsetof(BlockQ4_0, qs));
             std::memcpy(&halves[k], x, sizeof halves[k]);
         }
@@ -296,6 +302,22 @@ void quantGemm(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
                   outStride, rowBegin, rowEnd);
 }
 
+// Q4_0 rows in RowLayout::Q4_0x8: the same tiles, whose rows' blocks lie a run apart.
+void q4_0x8Gemm(const uint8_t* rows, int64_t blocks, const uint8_t* activations,
+                size_t activationBytes, int tokens, float* out, size_t outStride, int64_t rowBegin,
+                int64_t rowEnd) {
+    GemmArgs g{rows,
+               static_cast<size_t>(blocks) * sizeof(BlockQ4_0),
+               blocks,
+               activations,
+               activationBytes,
+               out,
+               outStride};
+    g.q4_0x8 = true;
+    thread_local TokenBlocks tokenBlocks;
+    tiledGemm<kGroup>(GgmlType::Q4_0, g, tokens, rowBegin, rowEnd, Q4_0Tiles{tokenBlocks});
+}
+
 } // namespace
 
 #endif
@@ -308,6 +330,7 @@ void fillIntrinsicGemmKernels(KernelTable& table) {
     g_genericGemm = table.quantGemm;
     g_rows = table.quantRows;
     table.quantGemm = quantGemm;
+    table.q4_0x8Gemm = q4_0x8Gemm;
 #else
     (void)table;
 #endif

@@ -10,6 +10,7 @@
 #include "gguf/ggml_types.h"
 #include "gguf/quant_blocks.h"
 #include "model/kernels/kernel_table.h"
+#include "model/row_layout.h"
 
 #include <immintrin.h>
 
@@ -124,15 +125,19 @@ template <int Rows>
 void q4_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, size_t tile, int count,
               int t0) {
     __m512 sums[Rows];
-    for (int k = 0; k < Rows; ++k)
+    const uint8_t* starts[Rows];
+    for (int k = 0; k < Rows; ++k) {
         sums[k] = _mm512_setzero_ps();
+        starts[k] = g.q4_0Row(r + k);
+    }
+    const size_t stride = g.q4_0BlockStride();
     for (int64_t b = 0; b < g.blocks; ++b) {
         const size_t cell = tile * static_cast<size_t>(g.blocks) + static_cast<size_t>(b);
         const uint8_t* y = tokens.quants.data() + cell * kGroups * 64;
         alignas(32) uint8_t q[Rows][32];
         __m512i pairs[Rows];
         for (int k = 0; k < Rows; ++k) {
-            const uint8_t* x = g.row(r + k) + b * sizeof(BlockQ4_0);
+            const uint8_t* x = starts[k] + b * stride;
             _mm256_store_si256(reinterpret_cast<__m256i*>(q[k]),
                                nibbles(x + offsetof(BlockQ4_0, qs)));
             pairs[k] = _mm512_setzero_si512();
@@ -159,7 +164,7 @@ void q4_0Rows(const GemmArgs& g, int64_t r, const InterleavedTokens& tokens, siz
             const __m512i isums =
                 _mm512_sub_epi32(_mm512_madd_epi16(pairs[k], _mm512_set1_epi16(1)), offsets);
 #endif
-            const float weightScale = halfAt(g.row(r + k) + b * sizeof(BlockQ4_0));
+            const float weightScale = halfAt(starts[k] + b * stride);
             const __m512 scales = _mm512_mul_ps(_mm512_set1_ps(weightScale), activationScales);
             // (the all-lanes masked form: GCC 12 warns about the plain one's undefined source)
             const __m512 products = _mm512_maskz_cvtepi32_ps(0xffff, isums);
@@ -472,6 +477,21 @@ void quantGemm(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
                    outStride, rowBegin, rowEnd);
 }
 
+// Q4_0 rows in RowLayout::Q4_0x8: the same rows, whose blocks lie a run apart.
+void q4_0x8Gemm(const uint8_t* rows, int64_t blocks, const uint8_t* activations,
+                size_t activationBytes, int tokens, float* out, size_t outStride, int64_t rowBegin,
+                int64_t rowEnd) {
+    GemmArgs g{rows,
+               static_cast<size_t>(blocks) * sizeof(BlockQ4_0),
+               blocks,
+               activations,
+               activationBytes,
+               out,
+               outStride};
+    g.q4_0x8 = true;
+    tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd, q4_0Rows<2>, q4_0Rows<1>);
+}
+
 } // namespace
 
 #endif
@@ -483,6 +503,7 @@ void fillAvx512GemmKernels(KernelTable& table) {
 #if SINKSCOPE_KERNEL_ISA >= 2
     g_previousGemm = table.quantGemm;
     table.quantGemm = quantGemm;
+    table.q4_0x8Gemm = q4_0x8Gemm;
 #else
     (void)table;
 #endif
