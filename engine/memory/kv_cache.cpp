@@ -192,7 +192,6 @@ KvCache::KvCache(const KvCacheShape& shape) : m_shape(shape) {
     m_keys.assign(bytes, 0);
     m_values.assign(bytes, 0);
     m_slots.assign(static_cast<size_t>(slotCount()), SlotInfo{});
-    m_rowScratch.resize(static_cast<size_t>(m_shape.kvDim) * kGatherRows);
 }
 
 int KvCache::place(int32_t token, int64_t position, bool sink) {
@@ -232,25 +231,30 @@ void KvCache::readV(int layer, int slot, float* values) const {
     decode(row(m_values, layer, slot), values);
 }
 
-void KvCache::gatherK(int layer, std::span<const int> slots, float* columns) const {
+void KvCache::gatherK(int layer, std::span<const int> slots, float* columns,
+                      size_t columnStride) const {
     const uint8_t* base = checkedLayer(m_keys, layer, slots);
     const size_t count = slots.size();
+    const size_t stride = columnStride ? columnStride : count;
     const auto width = static_cast<size_t>(m_shape.kvDim);
-    // kGatherRows rows at a time: decoded contiguously into the scratch ([kGatherRows][kvDim]),
-    // then each value's run of kGatherRows slots written at once (one scattered value per slot
-    // and value would touch a cache line per write), eight values by eight with AVX.
+    // kGatherRows rows at a time: decoded contiguously into this thread's scratch ([kGatherRows]
+    // [kvDim]), then each value's run of kGatherRows slots written at once (one scattered value
+    // per slot and value would touch a cache line per write), eight values by eight with AVX.
+    constexpr size_t kGatherRows = 8;
+    thread_local std::vector<float> scratch;
+    if (scratch.size() < kGatherRows * width) scratch.resize(kGatherRows * width);
     const bool wide = cpuHasAvx2();
     for (size_t first = 0; first < count; first += kGatherRows) {
         const size_t rows = std::min(kGatherRows, count - first);
-        decodeRows(base, slots.subspan(first, rows), m_rowScratch.data());
+        decodeRows(base, slots.subspan(first, rows), scratch.data());
         size_t d = 0;
         if (wide && rows == kGatherRows)
             for (; d + 8 <= width; d += 8)
-                transpose8x8(m_rowScratch.data() + d, width, columns + d * count + first, count);
+                transpose8x8(scratch.data() + d, width, columns + d * stride + first, stride);
         for (; d < width; ++d) {
-            float* run = columns + d * count + first;
+            float* run = columns + d * stride + first;
             for (size_t i = 0; i < rows; ++i)
-                run[i] = m_rowScratch[i * width + d];
+                run[i] = scratch[i * width + d];
         }
     }
 }

@@ -48,10 +48,13 @@ public:
     void writeV(int layer, int slot, const float* row);
     void readK(int layer, int slot, float* row) const;
     void readV(int layer, int slot, float* row) const;
-    // The K rows of several slots at once, transposed: columns [kvDim][slots.size()], so that
-    // attention scores many slots with each query value (model/kernels/kernel_table.h).
-    void gatherK(int layer, std::span<const int> slots, float* columns) const;
-    // The V rows of several slots: rows [slots.size()][kvDim].
+    // The K rows of several slots at once, transposed: columns [kvDim][columnStride] (0: as many
+    // columns as slots), slot i in column i, so that attention scores many slots with each query
+    // value (model/kernels/kernel_table.h). A gather may be split into parts on several threads
+    // at once: each part's slots and their columns (columns + first, the whole stride).
+    void gatherK(int layer, std::span<const int> slots, float* columns,
+                 size_t columnStride = 0) const;
+    // The V rows of several slots: rows [slots.size()][kvDim]. Safe on several threads at once.
     void gatherV(int layer, std::span<const int> slots, float* rows) const;
 
     // [sinkSlots + window]. (Not named `slots`: that word is a Qt macro.)
@@ -81,8 +84,6 @@ private:
     std::vector<uint8_t> m_keys;   // [layers][slots][rowBytes]
     std::vector<uint8_t> m_values; // [layers][slots][rowBytes]
     std::vector<SlotInfo> m_slots; // [slots]
-    static constexpr size_t kGatherRows = 8;
-    mutable std::vector<float> m_rowScratch; // [kGatherRows][kvDim] decoded rows, for gather
     int m_sinksUsed = 0;
     int64_t m_ringWrites = 0;
     int64_t m_evictions = 0;

@@ -148,14 +148,27 @@ void attendGroup(const Model& model, const KvCache& cache, AttentionScratch& s, 
 
 } // namespace
 
-void gatherSlots(const KvCache& cache, int layer, std::span<const int> slots, AttentionScratch& s) {
-    cache.gatherK(layer, slots, s.columns.data());
-    cache.gatherV(layer, slots, s.values.data());
+void gatherSlots(const KvCache& cache, int layer, std::span<const int> slots, AttentionScratch& s,
+                 ThreadPool* pool) {
+    const size_t count = slots.size();
+    const auto kvDim = static_cast<size_t>(cache.shape().kvDim);
+    const auto part = [&](int64_t begin, int64_t end) {
+        const auto some =
+            slots.subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
+        cache.gatherK(layer, some, s.columns.data() + begin, count);
+        cache.gatherV(layer, some, s.values.data() + static_cast<size_t>(begin) * kvDim);
+    };
+    // Parts of whole groups of eight slots: each thread transposes full 8 x 8 tiles.
+    if (pool)
+        pool->forRanges(static_cast<int64_t>(count), 8, part,
+                        static_cast<int64_t>(2 * count * kvDim));
+    else
+        part(0, static_cast<int64_t>(count));
 }
 
 void attend(const Model& model, const KvCache& cache, AttentionScratch& s, ThreadPool* pool,
             int layer, const AttentionQuery& query, const AttentionProbe& probe) {
-    gatherSlots(cache, layer, query.keptSlots, s);
+    gatherSlots(cache, layer, query.keptSlots, s, pool);
     attendGathered(model, cache, s, pool, layer, query, probe,
                    static_cast<int>(query.keptSlots.size()));
 }

@@ -252,7 +252,7 @@ void forwardChunk(const Model& model, KvCache& cache, RunState& s, PrefillChunk&
         }
         if (shared) {
             const std::span<const int> gathered = chunk.keptOf(tokens - 1);
-            gatherSlots(cache, layer, gathered, s.attention);
+            gatherSlots(cache, layer, gathered, s.attention, pool);
             attendChunk(model, cache, s.attention, pool, layer, queries, probe,
                         static_cast<int>(gathered.size()));
         }

@@ -527,6 +527,14 @@ void TestKvCache::gatherEqualsRowReads() {
             for (size_t d = 0; d < width; ++d)
                 QCOMPARE(rows[i * width + d], expected[d]);
         }
+        // The same gather in two parts, as threads split it: the first eight slots and the rest,
+        // each into its columns of the whole stride.
+        if (count <= 8) continue;
+        std::vector<float> parts(width * picked.size(), -1.0f);
+        const std::span<const int> all(picked);
+        cache.gatherK(layer, all.first(8), parts.data(), picked.size());
+        cache.gatherK(layer, all.subspan(8), parts.data() + 8, picked.size());
+        QVERIFY(parts == columns);
     }
 }
 
