@@ -126,6 +126,20 @@ struct GemmArgs {
     const uint8_t* tokenRow(int t) const { return activations + t * activationBytes; }
 };
 
+// The arguments of a product over Q4_0 rows in RowLayout::Q4_0x8.
+inline GemmArgs q4_0x8Args(const uint8_t* rows, int64_t blocks, const uint8_t* activations,
+                           size_t activationBytes, float* out, size_t outStride) {
+    GemmArgs g{rows,
+               static_cast<size_t>(blocks) * sizeof(BlockQ4_0),
+               blocks,
+               activations,
+               activationBytes,
+               out,
+               outStride};
+    g.q4_0x8 = true;
+    return g;
+}
+
 } // namespace sinkscope::SINKSCOPE_ISA_NAMESPACE::avx2
 
 #endif

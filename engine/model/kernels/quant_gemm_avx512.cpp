@@ -481,14 +481,7 @@ void quantGemm(GgmlType type, const uint8_t* rows, size_t rowBytes, int64_t bloc
 void q4_0x8Gemm(const uint8_t* rows, int64_t blocks, const uint8_t* activations,
                 size_t activationBytes, int tokens, float* out, size_t outStride, int64_t rowBegin,
                 int64_t rowEnd) {
-    GemmArgs g{rows,
-               static_cast<size_t>(blocks) * sizeof(BlockQ4_0),
-               blocks,
-               activations,
-               activationBytes,
-               out,
-               outStride};
-    g.q4_0x8 = true;
+    const GemmArgs g = q4_0x8Args(rows, blocks, activations, activationBytes, out, outStride);
     tiledGemm<InterleavedTokens, 2>(g, tokens, rowBegin, rowEnd, q4_0Rows<2>, q4_0Rows<1>);
 }
 
