@@ -177,10 +177,15 @@ void q8_0RowGroup(const uint8_t* rows, size_t rowBytes, int64_t blocks, const ui
         out[k] = fold(sums[k]);
 }
 
-// Q4_0 block x's unsigned nibbles times activation quants y: eight 32-bit lanes of sums of four.
+// Q4_0 block x's unsigned nibbles times activation quants y: eight 32-bit lanes of sums of four
+// (with VNNI in one instruction; the 16-bit pair sums in between cannot saturate: 2 * 15 * 128).
 __m256i q4_0Lanes(const uint8_t* x, __m256i y) {
+#if SINKSCOPE_KERNEL_ISA >= 3
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), nibbles(x + offsetof(BlockQ4_0, qs)), y);
+#else
     return _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles(x + offsetof(BlockQ4_0, qs)), y),
                              _mm256_set1_epi16(1));
+#endif
 }
 
 // The totals of four registers of eight lanes, in order: one transposing reduction.
