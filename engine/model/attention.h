@@ -54,8 +54,9 @@ void attend(const Model& model, const KvCache& cache, AttentionScratch& scratch,
 
 // attend() in two steps, so that the queries of a prefill chunk can share one gather: the K and V
 // of `slots` in `layer`, dequantized into scratch.columns and scratch.values (the slots split
-// among the pool's threads); then a query whose kept slots are the first query.keptSlots.size()
-// of those `gathered` slots, in the same order (attendChunk: every query of the chunk).
+// among the pool's threads, when given one); then a query whose kept slots are the first
+// query.keptSlots.size() of those `gathered` slots, in the same order (attendChunk: every query
+// of the chunk).
 void gatherSlots(const KvCache& cache, int layer, std::span<const int> slots,
                  AttentionScratch& scratch, ThreadPool* pool);
 void attendGathered(const Model& model, const KvCache& cache, AttentionScratch& scratch,
