@@ -226,44 +226,50 @@ ModelWeights bindWeights(const ModelConfig& c, WeightBinder& bind) {
     return w;
 }
 
+constexpr size_t kRegroupSliceBytes = size_t{4} << 20;
+
+// m's rows in RowLayout::Q4_0x8, a slice of whole runs at a time, each slice's pages of the
+// mapping handed back once copied, so that the original and its copy are never both held whole
+// (76 MiB each for the 0.5B models' output).
+std::unique_ptr<uint8_t[]> regroupedCopy(const GgufFile& file, const Matrix& m) {
+    const int64_t blocks = m.cols / 32;
+    auto copy = std::make_unique_for_overwrite<uint8_t[]>(m.rowBytes * static_cast<size_t>(m.rows));
+    const int64_t sliceRows =
+        std::max<int64_t>(kQ4_0x8Rows, static_cast<int64_t>(kRegroupSliceBytes / m.rowBytes) /
+                                           kQ4_0x8Rows * kQ4_0x8Rows);
+    for (int64_t r = 0; r < m.rows; r += sliceRows) {
+        const int64_t rows = std::min<int64_t>(sliceRows, m.rows - r);
+        const size_t at = static_cast<size_t>(r) * m.rowBytes;
+        regroupQ4_0(m.quantized + at, rows, blocks, copy.get() + at);
+        file.releasePages(m.quantized + at, static_cast<size_t>(rows) * m.rowBytes);
+    }
+    return copy;
+}
+
 // The Q4_0 product matrices in RowLayout::Q4_0x8 (model/row_layout.h), each copied once at load;
 // the mapping's pages of the originals go back to the system, since no product reads them again,
 // so the process holds about the file's size. A tied embedding reads its rows from the output's
 // copy; an untied one stays in place (it is only ever looked up row by row).
-constexpr size_t kRegroupSliceBytes = size_t{4} << 20;
-
 void regroupQ4_0Matrices(const GgufFile& file, ModelWeights& w,
                          std::vector<std::unique_ptr<uint8_t[]>>& store) {
-    std::vector<std::pair<const uint8_t*, const uint8_t*>> copies; // original, regrouped
-    std::vector<std::pair<const uint8_t*, size_t>> originals;      // original, bytes
+    struct Regrouped {
+        const uint8_t* original;
+        size_t bytes;
+        const uint8_t* copy;
+    };
+    std::vector<Regrouped> done;
+    // Points m at its original's copy, made on first sight when `copyIfNew`.
     const auto regroup = [&](Matrix& m, bool copyIfNew) {
-        const int64_t blocks = m.cols / 32;
-        if (m.data || m.type != GgmlType::Q4_0 || !canRegroupQ4_0(m.rows, blocks)) return;
-        const auto known = std::find_if(copies.begin(), copies.end(), [&](const auto& copy) {
-            return copy.first == m.quantized;
-        });
-        if (known == copies.end() && !copyIfNew) return;
-        const uint8_t* regrouped = known != copies.end() ? known->second : nullptr;
-        if (!regrouped) {
-            store.push_back(std::make_unique_for_overwrite<uint8_t[]>(m.rowBytes *
-                                                                      static_cast<size_t>(m.rows)));
-            // A slice of whole runs at a time, each handed back once copied, so that the
-            // original and its copy are never both held whole (76 MiB each for the 0.5B
-            // models' output).
-            const int64_t sliceRows = std::max<int64_t>(
-                kQ4_0x8Rows,
-                static_cast<int64_t>(kRegroupSliceBytes / m.rowBytes) / kQ4_0x8Rows * kQ4_0x8Rows);
-            for (int64_t r = 0; r < m.rows; r += sliceRows) {
-                const int64_t rows = std::min<int64_t>(sliceRows, m.rows - r);
-                const size_t at = static_cast<size_t>(r) * m.rowBytes;
-                regroupQ4_0(m.quantized + at, rows, blocks, store.back().get() + at);
-                file.releasePages(m.quantized + at, static_cast<size_t>(rows) * m.rowBytes);
-            }
-            regrouped = store.back().get();
-            copies.emplace_back(m.quantized, regrouped);
-            originals.emplace_back(m.quantized, m.rowBytes * static_cast<size_t>(m.rows));
+        if (m.data || m.type != GgmlType::Q4_0 || !canRegroupQ4_0(m.rows, m.cols / 32)) return;
+        auto known = std::find_if(done.begin(), done.end(),
+                                  [&](const Regrouped& r) { return r.original == m.quantized; });
+        if (known == done.end()) {
+            if (!copyIfNew) return;
+            store.push_back(regroupedCopy(file, m));
+            known = done.insert(done.end(), {m.quantized, m.rowBytes * static_cast<size_t>(m.rows),
+                                             store.back().get()});
         }
-        m.quantized = regrouped;
+        m.quantized = known->copy;
         m.layout = RowLayout::Q4_0x8;
     };
     regroup(w.output, true);
@@ -273,8 +279,8 @@ void regroupQ4_0Matrices(const GgufFile& file, ModelWeights& w,
     regroup(w.tokenEmbedding, false);
     // Once more now that every copy is made: reading one slice can map pages of the next ones
     // (the kernel's read-ahead and fault-around), after those were handed back.
-    for (const auto& [original, bytes] : originals)
-        file.releasePages(original, bytes);
+    for (const Regrouped& r : done)
+        file.releasePages(r.original, r.bytes);
 }
 
 // Messages quote names from the file (architecture, tokenizer model); the contract is one line,
