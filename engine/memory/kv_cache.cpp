@@ -4,6 +4,7 @@
 #include "memory/budget.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -184,6 +185,12 @@ __attribute__((target("avx"))) void transpose8x8(const float* rows, size_t width
     }
 }
 
+// Row versions, unique in the process (version 0: never written).
+uint64_t nextRowVersion() {
+    static std::atomic<uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 } // namespace
 
 KvCache::KvCache(const KvCacheShape& shape) : m_shape(shape) {
@@ -192,6 +199,7 @@ KvCache::KvCache(const KvCacheShape& shape) : m_shape(shape) {
     m_keys.assign(bytes, 0);
     m_values.assign(bytes, 0);
     m_slots.assign(static_cast<size_t>(slotCount()), SlotInfo{});
+    m_rowVersions.assign(static_cast<size_t>(m_shape.layers) * static_cast<size_t>(slotCount()), 0);
 }
 
 int KvCache::place(int32_t token, int64_t position, bool sink) {
@@ -217,10 +225,22 @@ int KvCache::place(int32_t token, int64_t position, bool sink) {
 
 void KvCache::writeK(int layer, int slot, const float* values) {
     encode(values, row(m_keys, layer, slot));
+    m_rowVersions[rowIndex(layer, slot)] = nextRowVersion();
 }
 
 void KvCache::writeV(int layer, int slot, const float* values) {
     encode(values, row(m_values, layer, slot));
+    m_rowVersions[rowIndex(layer, slot)] = nextRowVersion();
+}
+
+uint64_t KvCache::rowVersion(int layer, int slot) const {
+    (void)row(m_keys, layer, slot); // throws row()'s error outside the cache
+    return m_rowVersions[rowIndex(layer, slot)];
+}
+
+size_t KvCache::rowIndex(int layer, int slot) const {
+    return static_cast<size_t>(layer) * static_cast<size_t>(slotCount()) +
+           static_cast<size_t>(slot);
 }
 
 void KvCache::readK(int layer, int slot, float* values) const {
@@ -308,9 +328,7 @@ const uint8_t* KvCache::row(const std::vector<uint8_t>& store, int layer, int sl
                                 std::to_string(slot) + ") is outside [" +
                                 std::to_string(m_shape.layers) + "][" +
                                 std::to_string(slotCount()) + "]");
-    const size_t index =
-        static_cast<size_t>(layer) * static_cast<size_t>(slotCount()) + static_cast<size_t>(slot);
-    return store.data() + index * rowBytes();
+    return store.data() + rowIndex(layer, slot) * rowBytes();
 }
 
 void KvCache::encode(const float* values, uint8_t* out) const {

@@ -56,6 +56,11 @@ public:
                  size_t columnStride = 0) const;
     // The V rows of several slots: rows [slots.size()][kvDim]. Safe on several threads at once.
     void gatherV(int layer, std::span<const int> slots, float* rows) const;
+    // Changes whenever the slot's K or V row in `layer` is written, to a number no other row of
+    // any cache in the process has had: a reader that decoded the row at one version knows its
+    // copy is current while the version stays (a copied cache keeps its rows' versions, and their
+    // contents with them).
+    uint64_t rowVersion(int layer, int slot) const;
 
     // [sinkSlots + window]. (Not named `slots`: that word is a Qt macro.)
     const std::vector<SlotInfo>& slotInfos() const { return m_slots; }
@@ -69,7 +74,8 @@ public:
     void clear();                   // forget every token; keeps the allocation
 
 private:
-    size_t rowBytes() const; // bytes of one stored row, scales included
+    size_t rowBytes() const;                    // bytes of one stored row, scales included
+    size_t rowIndex(int layer, int slot) const; // [layers][slots], unchecked
     uint8_t* row(std::vector<uint8_t>& store, int layer, int slot);
     const uint8_t* row(const std::vector<uint8_t>& store, int layer, int slot) const;
     void encode(const float* values, uint8_t* out) const;
@@ -81,9 +87,10 @@ private:
                                 std::span<const int> slots) const;
 
     KvCacheShape m_shape;
-    std::vector<uint8_t> m_keys;   // [layers][slots][rowBytes]
-    std::vector<uint8_t> m_values; // [layers][slots][rowBytes]
-    std::vector<SlotInfo> m_slots; // [slots]
+    std::vector<uint8_t> m_keys;         // [layers][slots][rowBytes]
+    std::vector<uint8_t> m_values;       // [layers][slots][rowBytes]
+    std::vector<SlotInfo> m_slots;       // [slots]
+    std::vector<uint64_t> m_rowVersions; // [layers][slots]
     int m_sinksUsed = 0;
     int64_t m_ringWrites = 0;
     int64_t m_evictions = 0;

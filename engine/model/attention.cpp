@@ -10,11 +10,27 @@
 
 namespace sinkscope {
 
-AttentionScratch::AttentionScratch(const ModelConfig& c, int slotCount)
-    : columns(static_cast<size_t>(slotCount) * c.kvDim()),
-      values(static_cast<size_t>(slotCount) * c.kvDim()),
-      tokenScores(static_cast<size_t>(KernelTable::kMaxScoreTokens) * c.nHead * slotCount),
-      qRotated(c.headDim), foldCos(c.headDim / 2), foldSin(c.headDim / 2), keyRow(c.kvDim()) {}
+namespace {
+
+// Every layer's decoded copy when they fit the budget together, else one shared by all.
+size_t decodedCopies(const ModelConfig& c, int slotCount) {
+    const size_t perLayer = size_t{2} * static_cast<size_t>(slotCount) * c.kvDim() * sizeof(float);
+    return perLayer * static_cast<size_t>(c.nLayer) <= AttentionScratch::kDecodedBudgetBytes
+               ? static_cast<size_t>(c.nLayer)
+               : 1;
+}
+
+} // namespace
+
+AttentionScratch::AttentionScratch(const ModelConfig& c, int slots)
+    : slotCount(slots), decodedLayers(decodedCopies(c, slots)),
+      tokenScores(static_cast<size_t>(KernelTable::kMaxScoreTokens) * c.nHead * slots),
+      qRotated(c.headDim), foldCos(c.headDim / 2), foldSin(c.headDim / 2), keyRow(c.kvDim()) {
+    for (DecodedSlots& d : decodedLayers) {
+        d.columns.resize(static_cast<size_t>(slots) * c.kvDim());
+        d.values.resize(static_cast<size_t>(slots) * c.kvDim());
+    }
+}
 
 void collectKeptSlots(const KvCache& cache, int64_t position, std::vector<int>& kept) {
     const KvCacheShape& shape = cache.shape();
@@ -97,7 +113,8 @@ void attendGroup(const Model& model, const KvCache& cache, AttentionScratch& s, 
     constexpr int kGroup = KernelTable::kMaxScoreTokens;
     const ModelConfig& c = model.config();
     const KernelTable& kernel = kernels();
-    const AttentionShape shape{gathered, c.headDim, c.nHead / c.nHeadKv, c.kvDim(), gathered};
+    const AttentionShape shape{gathered, c.headDim, c.nHead / c.nHeadKv, c.kvDim(), s.slotCount};
+    const DecodedSlots& decoded = s.decoded(layer);
     const float scale = scoreScale(c);
     const bool halfPrecision = roundsToHalf(cache);
     const int tokens = static_cast<int>(queries.size());
@@ -115,13 +132,13 @@ void attendGroup(const Model& model, const KvCache& cache, AttentionScratch& s, 
         out[t] = query.out;
         work += int64_t{kept[t]} * c.nHead * c.headDim;
     }
-    // scores[h][i] = (q_h . K[i]) * scale, with the keys as columns: [kv_dim][gathered]. The dots
+    // scores[h][i] = (q_h . K[i]) * scale, with the keys as columns: [kv_dim][slotCount]. The dots
     // and the softmax run in llama.cpp's float order (model/kernels/ggml_float.h).
     pool->forRanges(
         c.nHead, 1,
         [&](int64_t begin, int64_t end) {
-            kernel.attentionScoresTokens(shape, tokens, q, kept, s.columns.data(), scale, scores,
-                                         static_cast<int>(begin), static_cast<int>(end));
+            kernel.attentionScoresTokens(shape, tokens, q, kept, decoded.columns.data(), scale,
+                                         scores, static_cast<int>(begin), static_cast<int>(end));
         },
         work);
     for (int t = 0; t < tokens; ++t)
@@ -138,7 +155,7 @@ void attendGroup(const Model& model, const KvCache& cache, AttentionScratch& s, 
                     kernel.softmaxRow(weights + static_cast<size_t>(h - begin) * kept[t], kept[t]);
                 if (halfPrecision) roundToHalf(weights, static_cast<size_t>(end - begin) * kept[t]);
             }
-            kernel.attentionValuesTokens(shape, tokens, scores, kept, s.values.data(), out,
+            kernel.attentionValuesTokens(shape, tokens, scores, kept, decoded.values.data(), out,
                                          static_cast<int>(begin), static_cast<int>(end));
         },
         work);
@@ -148,29 +165,61 @@ void attendGroup(const Model& model, const KvCache& cache, AttentionScratch& s, 
 
 } // namespace
 
+namespace {
+
+// The K and V of `run`, the slots of decoded columns [first, first + run.size()), decoded into
+// them; parts of whole groups of eight slots, so that each thread transposes full 8 x 8 tiles.
+void decodeRun(const KvCache& cache, int layer, std::span<const int> run, size_t first,
+               AttentionScratch& s, ThreadPool* pool) {
+    DecodedSlots& d = s.decoded(layer);
+    const auto kvDim = static_cast<size_t>(cache.shape().kvDim);
+    const auto stride = static_cast<size_t>(s.slotCount);
+    const auto part = [&](int64_t begin, int64_t end) {
+        const auto some = run.subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
+        const size_t column = first + static_cast<size_t>(begin);
+        cache.gatherK(layer, some, d.columns.data() + column, stride);
+        cache.gatherV(layer, some, d.values.data() + column * kvDim);
+    };
+    const auto count = static_cast<int64_t>(run.size());
+    if (pool)
+        pool->forRanges(count, 8, part, 2 * count * static_cast<int64_t>(kvDim));
+    else
+        part(0, count);
+}
+
+} // namespace
+
 void gatherSlots(const KvCache& cache, int layer, std::span<const int> slots, AttentionScratch& s,
                  ThreadPool* pool) {
+    DecodedSlots& d = s.decoded(layer);
     const size_t count = slots.size();
-    const auto kvDim = static_cast<size_t>(cache.shape().kvDim);
-    const auto part = [&](int64_t begin, int64_t end) {
-        const auto some =
-            slots.subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
-        cache.gatherK(layer, some, s.columns.data() + begin, count);
-        cache.gatherV(layer, some, s.values.data() + static_cast<size_t>(begin) * kvDim);
+    d.cacheSlots.resize(count, -1);
+    d.versions.resize(count, 0);
+    const auto current = [&](size_t i) {
+        return d.cacheSlots[i] == slots[i] && d.versions[i] != 0 &&
+               d.versions[i] == cache.rowVersion(layer, slots[i]);
     };
-    // Parts of whole groups of eight slots: each thread transposes full 8 x 8 tiles.
-    if (pool)
-        pool->forRanges(static_cast<int64_t>(count), 8, part,
-                        static_cast<int64_t>(2 * count * kvDim));
-    else
-        part(0, static_cast<int64_t>(count));
+    // Each run of columns whose slot moved or whose rows were written since is decoded again.
+    for (size_t first = 0; first < count;) {
+        if (current(first)) {
+            ++first;
+            continue;
+        }
+        size_t end = first + 1;
+        while (end < count && !current(end))
+            ++end;
+        decodeRun(cache, layer, slots.subspan(first, end - first), first, s, pool);
+        for (size_t i = first; i < end; ++i) {
+            d.cacheSlots[i] = slots[i];
+            d.versions[i] = cache.rowVersion(layer, slots[i]);
+        }
+        first = end;
+    }
 }
 
 void attend(const Model& model, const KvCache& cache, AttentionScratch& s, ThreadPool* pool,
             int layer, const AttentionQuery& query, const AttentionProbe& probe) {
-    // One token's gather stays on the calling thread: split, its dispatch cost more than it saved
-    // (24M models, 2 threads, 512-token prefill past the window: 2,226 against 4,219 tokens/s).
-    gatherSlots(cache, layer, query.keptSlots, s, nullptr);
+    gatherSlots(cache, layer, query.keptSlots, s, pool);
     attendGathered(model, cache, s, pool, layer, query, probe,
                    static_cast<int>(query.keptSlots.size()));
 }

@@ -7,6 +7,8 @@
 #include "model/model.h"
 #include "model/thread_pool.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -19,11 +21,29 @@ struct QueryPlacement {
     bool streaming = false; // streaming positions: sink j scored at min(q - p_j, W + S - 1 - j)
 };
 
+// One layer's K and V of the slots its attention read last, decoded and kept between tokens. Past
+// the window each token reads the previous token's slots with one of them rewritten, and a chunk
+// of a prompt reads its predecessor's plus its own: only rows written since they were decoded
+// (KvCache::rowVersion) are decoded again, with the same bits as a fresh decode.
+struct DecodedSlots {
+    std::vector<int> cacheSlots;    // [decoded] the cache slot of each column, in gather order (not
+                                    // named `slots`: a Qt macro)
+    std::vector<uint64_t> versions; // [decoded] each slot's row version when it was decoded
+    std::vector<float> columns;     // K as columns [kv_dim][slotCount]: column i is cacheSlots[i]
+    std::vector<float> values;      // V as rows [slotCount][kv_dim]: row i is cacheSlots[i]
+};
+
 // Scratch of one attention, sized once per session for `slotCount` slots.
 struct AttentionScratch {
+    // Decoded copies of every layer are kept up to this size; past it (very long tool blocks on
+    // wide caches) the layers share one copy, which is then decoded afresh for each layer.
+    static constexpr size_t kDecodedBudgetBytes = size_t{64} << 20;
+
     AttentionScratch(const ModelConfig& config, int slotCount);
-    std::vector<float> columns; // the gathered slots' K as columns [kv_dim][gathered]
-    std::vector<float> values;  // their V as rows [gathered][kv_dim], dequantized
+    DecodedSlots& decoded(int layer) { return decodedLayers[layer % decodedLayers.size()]; }
+
+    int slotCount = 0;                       // every DecodedSlots' column stride
+    std::vector<DecodedSlots> decodedLayers; // [n_layer], or [1] past kDecodedBudgetBytes
     // [KernelTable::kMaxScoreTokens][n_head * slotCount] attention weights of up to eight queries
     // at once: query t's [n_head][kept_t] at t * n_head * gathered
     std::vector<float> tokenScores;
@@ -53,10 +73,10 @@ void attend(const Model& model, const KvCache& cache, AttentionScratch& scratch,
             int layer, const AttentionQuery& query, const AttentionProbe& probe);
 
 // attend() in two steps, so that the queries of a prefill chunk can share one gather: the K and V
-// of `slots` in `layer`, dequantized into scratch.columns and scratch.values (the slots split
-// among the pool's threads, when given one); then a query whose kept slots are the first
-// query.keptSlots.size() of those `gathered` slots, in the same order (attendChunk: every query
-// of the chunk).
+// of `slots` in `layer` brought up to date in scratch.decoded(layer) (the rows that changed
+// decoded, split among the pool's threads when given one and there are enough of them); then a
+// query whose kept slots are the first query.keptSlots.size() of those `gathered` slots, in the
+// same order (attendChunk: every query of the chunk).
 void gatherSlots(const KvCache& cache, int layer, std::span<const int> slots,
                  AttentionScratch& scratch, ThreadPool* pool);
 void attendGathered(const Model& model, const KvCache& cache, AttentionScratch& scratch,
