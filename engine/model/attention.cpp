@@ -130,7 +130,7 @@ void attendGroup(const Model& model, const KvCache& cache, AttentionScratch& s, 
         kept[t] = static_cast<int>(query.keptSlots.size());
         scores[t] = s.tokenScores.data() + static_cast<size_t>(t) * c.nHead * gathered;
         out[t] = query.out;
-        work += int64_t{kept[t]} * c.nHead * c.headDim;
+        work += int64_t{kept[t]} * c.nHead * c.headDim * ThreadPool::kFloatWorkWeight;
     }
     // scores[h][i] = (q_h . K[i]) * scale, with the keys as columns: [kv_dim][slotCount]. The dots
     // and the softmax run in llama.cpp's float order (model/kernels/ggml_float.h).

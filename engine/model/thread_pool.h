@@ -20,6 +20,9 @@ public:
     // less than handing it over costs). A decode step's products of a model of tens of millions
     // of parameters and up are larger; stories260K's are not.
     static constexpr int64_t kMinParallelWork = 128 * 1024;
+    // What one f32 multiply-add counts for in that measure: a quantized product does 16 to 64 of
+    // its multiply-adds per instruction, attention's f32 dots 16, with a load per value besides.
+    static constexpr int64_t kFloatWorkWeight = 4;
 
     // threads >= 1 (clamped); 1 runs every job on the calling thread.
     explicit ThreadPool(int threads);
