@@ -233,6 +233,23 @@ void KvCache::writeV(int layer, int slot, const float* values) {
     m_rowVersions[rowIndex(layer, slot)] = nextRowVersion();
 }
 
+void KvCache::copyRows(const KvCache& from, int count) {
+    const KvCacheShape& other = from.shape();
+    if (other.layers != m_shape.layers || other.kvDim != m_shape.kvDim ||
+        other.kvBits != m_shape.kvBits)
+        throw std::invalid_argument("KV cache: rows of another shape cannot be copied");
+    if (count <= 0) return;
+    const size_t bytes = static_cast<size_t>(count) * rowBytes();
+    for (int layer = 0; layer < m_shape.layers; ++layer) {
+        (void)from.row(from.m_keys, layer, count - 1); // both throw past their cache
+        (void)row(m_keys, layer, count - 1);
+        std::memcpy(row(m_keys, layer, 0), from.row(from.m_keys, layer, 0), bytes);
+        std::memcpy(row(m_values, layer, 0), from.row(from.m_values, layer, 0), bytes);
+        std::copy_n(from.m_rowVersions.begin() + static_cast<ptrdiff_t>(from.rowIndex(layer, 0)),
+                    count, m_rowVersions.begin() + static_cast<ptrdiff_t>(rowIndex(layer, 0)));
+    }
+}
+
 uint64_t KvCache::rowVersion(int layer, int slot) const {
     (void)row(m_keys, layer, slot); // throws row()'s error outside the cache
     return m_rowVersions[rowIndex(layer, slot)];

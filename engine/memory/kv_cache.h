@@ -62,6 +62,12 @@ public:
     // contents with them).
     uint64_t rowVersion(int layer, int slot) const;
 
+    // The K and V rows of slots [0, count) in every layer, copied from `from`, whose rows have the
+    // same layers, width and encoding (a session taking over another's pinned sinks:
+    // Session::adoptSinks); row versions come along with the bytes, slot metadata does not.
+    // Throws std::invalid_argument when the rows differ, std::out_of_range past either cache.
+    void copyRows(const KvCache& from, int count);
+
     // [sinkSlots + window]. (Not named `slots`: that word is a Qt macro.)
     const std::vector<SlotInfo>& slotInfos() const { return m_slots; }
     int sinksUsed() const { return m_sinksUsed; }

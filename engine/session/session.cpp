@@ -172,6 +172,23 @@ std::span<const float> Session::prefill(std::span<const int32_t> tokens, const S
     return m_state.logits;
 }
 
+void Session::adoptSinks(const Session& from, int count) {
+    const auto& fromSlots = from.m_cache.slotInfos();
+    if (&from.m_model != &m_model) throw std::invalid_argument("sinks of another model");
+    if (m_position != 0) throw std::invalid_argument("sinks are adopted by an empty session only");
+    if (count < 0 || count > from.m_cache.sinksUsed() || count > m_cache.shape().sinkSlots)
+        throw std::invalid_argument("cannot adopt " + std::to_string(count) + " sinks");
+    for (int i = 0; i < count; ++i) {
+        const SlotInfo& sink = fromSlots[static_cast<size_t>(i)];
+        if (sink.kind != SlotKind::Sink || sink.position != i)
+            throw std::invalid_argument("slot " + std::to_string(i) + " is not the sink at " +
+                                        "position " + std::to_string(i));
+    }
+    m_cache.copyRows(from.m_cache, count); // throws before any placement when the rows differ
+    for (int i = 0; i < count; ++i)
+        place(fromSlots[static_cast<size_t>(i)].token, true);
+}
+
 GenerationResult Session::generate(std::span<const int32_t> prompt, int maxTokens, Sampler& sampler,
                                    const StepCallback& onStep, bool ignoreEos) {
     if (prompt.empty() && m_position == 0)

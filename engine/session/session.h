@@ -100,6 +100,15 @@ public:
     // after each chunk's steps, returns false. Returns the last token's logits.
     std::span<const float> prefill(std::span<const int32_t> tokens, const StepCallback& onStep = {},
                                    bool pin = false, const ChunkCallback& onChunk = {});
+    // Takes over the first `count` pinned sinks of `from`, a session of the same model whose cache
+    // rows have this one's encoding, instead of computing them: they are placed as prefill pins
+    // them and their K and V rows copied, bit for bit what prefill would write (a sink's rows
+    // depend only on the model and the tokens up to it: every earlier token is a sink, which
+    // every window keeps). For an empty session only; nothing is reported to a StepCallback and
+    // the logits are not computed (prefill what follows). Throws std::invalid_argument when
+    // `from` does not hold `count` sinks at positions 0 to count - 1, the model or the rows
+    // differ, or this session is not empty or has fewer sink slots.
+    void adoptSinks(const Session& from, int count);
     // Prefills `prompt` then samples up to maxTokens, stopping at EOS unless ignoreEos.
     GenerationResult generate(std::span<const int32_t> prompt, int maxTokens, Sampler& sampler,
                               const StepCallback& onStep = {}, bool ignoreEos = false);

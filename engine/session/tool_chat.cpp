@@ -2,6 +2,7 @@
 
 #include "memory/budget.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace sinkscope {
@@ -20,6 +21,23 @@ BudgetShape budgetShapeOf(const ModelConfig& c) {
 
 bool pinsToolBlock(const SessionOptions& options) {
     return options.sinks == SinkMode::ToolsAndBos;
+}
+
+// How many of the block's first tokens `previous` holds as pinned sinks, in rows a session under
+// `options` would store the same; at most all but the block's last token.
+int reusableSinks(const Session& previous, const Model& model, const SessionOptions& options,
+                  std::span<const int32_t> tokens) {
+    if (&previous.model() != &model || previous.options().kvBits != options.kvBits) return 0;
+    const auto& slots = previous.cache().slotInfos();
+    const size_t limit = std::min({static_cast<size_t>(previous.cache().sinksUsed()),
+                                   tokens.empty() ? size_t{0} : tokens.size() - 1,
+                                   static_cast<size_t>(1 + options.sinkCapacity)});
+    size_t count = 0;
+    while (count < limit && slots[count].kind == SlotKind::Sink &&
+           slots[count].position == static_cast<int64_t>(count) &&
+           slots[count].token == tokens[count])
+        ++count;
+    return static_cast<int>(count);
 }
 
 } // namespace
@@ -48,7 +66,7 @@ SinkBudget sinkBudget(const ModelConfig& config, const SessionOptions& options,
 
 RebuiltSession rebuildSession(const Model& model, SessionOptions options, const ToolBlock& block,
                               std::span<const int32_t> transcript, const StepCallback& onStep,
-                              const BuildProgressCallback& onProgress) {
+                              const BuildProgressCallback& onProgress, const Session* previous) {
     const auto start = Clock::now();
     if (pinsToolBlock(options)) options.sinkCapacity = block.sinkCapacity();
     RebuiltSession rebuilt;
@@ -68,12 +86,19 @@ RebuiltSession rebuildSession(const Model& model, SessionOptions options, const 
         });
         if (cancelled) throw BuildCancelled();
     };
-    prefillStage(BuildStage::Sinks, block.tokens, pinsToolBlock(options));
+    int reused = 0;
+    if (pinsToolBlock(options) && previous) {
+        reused = reusableSinks(*previous, model, options, block.tokens);
+        if (reused > 0) session.adoptSinks(*previous, reused);
+    }
+    prefillStage(BuildStage::Sinks, std::span(block.tokens).subspan(static_cast<size_t>(reused)),
+                 pinsToolBlock(options));
     const size_t window = static_cast<size_t>(session.effectiveWindow());
     const std::span<const int32_t> tail = transcript.last(std::min(window, transcript.size()));
     prefillStage(BuildStage::Transcript, tail, false);
     rebuilt.report.seconds = secondsSince(start);
     rebuilt.report.sinkTokens = static_cast<int>(block.tokens.size());
+    rebuilt.report.reusedSinkTokens = reused;
     rebuilt.report.replayedTokens = static_cast<int>(tail.size());
     rebuilt.report.transcriptTokens = static_cast<int>(transcript.size());
     return rebuilt;
@@ -108,7 +133,7 @@ void ToolChat::pin(const SessionOptions& options, ToolSet tools, std::string fac
     RebuiltSession rebuilt;
     try {
         rebuilt = rebuildSession(m_model, options, block, m_conversation.transcriptTokens(), onStep,
-                                 onProgress);
+                                 onProgress, m_session.get());
     } catch (...) {
         m_conversation.setContext(m_tools, m_facts, m_block); // back to the chat as it was
         throw;
@@ -155,8 +180,9 @@ void ToolChat::followRender(const StepCallback& onStep) {
     if (!change.rerendered) return;
     if (change.blockChanged) m_block = m_conversation.templateTranscript()->block();
     const std::vector<int32_t> transcript = m_conversation.transcriptTokens();
-    RebuiltSession rebuilt = rebuildSession(m_model, m_options, m_block,
-                                            std::span(transcript).first(change.kept), onStep);
+    RebuiltSession rebuilt =
+        rebuildSession(m_model, m_options, m_block, std::span(transcript).first(change.kept),
+                       onStep, {}, m_session.get());
     m_session = std::move(rebuilt.session);
     m_lastRebuild = rebuilt.report;
     m_lastTurn.rerendered = true;

@@ -52,6 +52,7 @@ SinkBudget sinkBudget(const ModelConfig& config, const SessionOptions& options,
 struct RebuildReport {
     double seconds = 0;       // building the cache and prefilling block and transcript tail
     int sinkTokens = 0;       // the tool block's tokens
+    int reusedSinkTokens = 0; // of them, taken over from the session the build replaced
     int replayedTokens = 0;   // transcript tokens re-prefilled: its last W
     int transcriptTokens = 0; // the whole transcript, kept in the conversation
 };
@@ -97,9 +98,14 @@ struct RebuiltSession {
 // block is pinned; then the last W tokens of `transcript` are prefilled after it. Throws
 // std::invalid_argument when the options do not fit the model.
 // `onProgress` sees the stages (BuildProgress) and may cancel between chunks.
+// `previous`, the session the build replaces, may lend its pinned sinks: the block's longest
+// prefix that it holds pinned is taken over (Session::adoptSinks) rather than computed, up to
+// the block's last token, which is always fed so that onStep sees the pinned block's last step.
+// The session is the same, bit for bit, as one built from nothing.
 RebuiltSession rebuildSession(const Model& model, SessionOptions options, const ToolBlock& block,
                               std::span<const int32_t> transcript, const StepCallback& onStep = {},
-                              const BuildProgressCallback& onProgress = {});
+                              const BuildProgressCallback& onProgress = {},
+                              const Session* previous = nullptr);
 
 class ToolChat {
 public:

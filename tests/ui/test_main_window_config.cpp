@@ -250,6 +250,20 @@ void TestMainWindowConfig::invalidToolsKeepTheSinks() {
     QVERIFY2(
         window->toolsStatusText().contains(QStringLiteral("%1 tokens pinned").arg(info.sinksUsed)),
         qPrintable(window->toolsStatusText()));
+
+    // An edit at the block's end: Apply takes over the pinned tokens before it from the cache.
+    editor->selectAll();
+    QTest::keyClicks(
+        editor, QStringLiteral("[{\"name\": \"get_weather\", \"description\": \"rain or snow\"}]"));
+    QTest::mouseClick(apply, Qt::LeftButton);
+    QVERIFY(sessions.wait(kWaitMs));
+    const SessionInfo edited = sessions.takeFirst().at(0).value<SessionInfo>();
+    QVERIFY2(edited.reusedSinkTokens > 1 && edited.reusedSinkTokens < edited.sinksUsed,
+             qPrintable(QString::number(edited.reusedSinkTokens)));
+    QVERIFY(window->chatPanel()->sinkBlock()->toPlainText().contains(QStringLiteral("or snow")));
+    QVERIFY2(window->toolsStatusText().contains(
+                 QStringLiteral("%1 tokens of the block taken over").arg(edited.reusedSinkTokens)),
+             qPrintable(window->toolsStatusText()));
 }
 
 void TestMainWindowConfig::firstRunInstallsNeedleNano() {

@@ -152,6 +152,7 @@ struct SessionInfo {
                                // "Template option changed", "Session restored"
     double seconds = 0;        // time taken to build and re-prefill
     int reprefilledTokens = 0; // transcript tokens fed again after the prefix
+    int reusedSinkTokens = 0;  // tool-block tokens taken over from the replaced session's cache
     StreamLayout layout;
     QStringList prefixPieces; // [prefixLength] the text of each prefix token (BOS shown as <s>)
     QList<qint32> prefixIds;  // [prefixLength] their token ids

@@ -175,6 +175,7 @@ void EngineWorker::commitSession(QList<StepSnapshot> snapshots, const QString& r
     info.reason = reason;
     info.seconds = rebuild.seconds;
     info.reprefilledTokens = rebuild.replayedTokens;
+    info.reusedSinkTokens = rebuild.reusedSinkTokens;
     info.layout.prefixLength = qint64(m_chat->toolBlock().tokens.size());
     info.layout.transcriptBase = qint64(rebuild.transcriptTokens - rebuild.replayedTokens);
     info.prefixPieces = piecesOf(m_model->tokenizer(), m_chat->toolBlock().tokens);
@@ -377,7 +378,7 @@ void EngineWorker::runTurn(quint64 ticket, const QString& text, const Generation
     m_turnTokens = 0;
     m_turnGenerated = 0;
     m_turnSteps = 0;
-    m_replaySteps = 0;
+    m_replayEnd = 0;
     m_decodeClock.start();
     std::optional<StopReason> stoppedBy;
     const StepCallback watch = [&](const StepSnapshot& step) {
@@ -412,10 +413,9 @@ void EngineWorker::runTurn(quint64 ticket, const QString& text, const Generation
 bool EngineWorker::recordStep(const StepSnapshot& step, quint64 ticket,
                               const GenerationLimits& limits, StopReason& stopReason) {
     if (m_turnSteps++ == 0) followRerender();
-    if (m_replaySteps > 0) {
+    if (step.queryPosition < m_replayEnd) {
         // Not a piece of the conversation: the new render's tokens already shown. The rebuild
         // runs to its end so that the session stays whole.
-        --m_replaySteps;
         m_mailbox.postSnapshot(step);
         return !m_shutDown.load();
     }
@@ -463,7 +463,7 @@ void EngineWorker::followRerender() {
     StreamLayout layout;
     layout.prefixLength = qint64(m_chat->toolBlock().tokens.size());
     layout.transcriptBase = kept - replayed;
-    m_replaySteps = layout.prefixLength + replayed;
+    m_replayEnd = layout.prefixLength + replayed;
     m_turnBase = kept;
     m_mailbox.postTranscriptRewrite(layout, kept);
 }

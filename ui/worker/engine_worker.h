@@ -143,11 +143,13 @@ private:
     ModelTemplateOptions m_templateOptions;
     int m_chatEpoch = 0;
     QStringDecoder m_streamDecoder{QStringDecoder::Utf8}; // pieces may split UTF-8 characters
-    qint64 m_turnBase = 0;       // the transcript index of the current turn's first token
-    qint64 m_turnTokens = 0;     // tokens of the current turn fed so far
-    int m_turnGenerated = 0;     // tokens of the current reply written so far
-    qint64 m_turnSteps = 0;      // steps seen in the current turn, re-prefill included
-    qint64 m_replaySteps = 0;    // re-prefill steps of a rewritten render still to come
+    qint64 m_turnBase = 0;   // the transcript index of the current turn's first token
+    qint64 m_turnTokens = 0; // tokens of the current turn fed so far
+    int m_turnGenerated = 0; // tokens of the current reply written so far
+    qint64 m_turnSteps = 0;  // steps seen in the current turn, re-prefill included
+    // A rewritten render's rebuild: its steps (the block's tokens that were not taken over from
+    // the previous cache, then the kept transcript's) are those at positions before this one.
+    qint64 m_replayEnd = 0;
     QElapsedTimer m_decodeClock; // since the prompt's last token
 
     std::atomic<quint64> m_cancelledTicket{0};
