@@ -411,14 +411,18 @@ void MainWindow::onSessionReady(const SessionInfo& info) {
                                    info.bytesAllocated, info.budgetBytes);
     m_settingsPanel->setBudgetWindow(info.budgetWindow);
     m_policies->setBudgetWindow(info.budgetWindow);
+    const QString takenOver =
+        info.reusedSinkTokens > 0
+            ? tr(" of which %1 taken over from the previous cache").arg(info.reusedSinkTokens)
+            : QString();
     const QString summary =
-        tr("%1: session built in %2 ms (window %3, %4 positions, kv_bits %5, %6, "
-           "re-prefilled %7)")
+        tr("%1: session built in %2 ms (window %3, %4 positions, kv_bits %5, %6%7, "
+           "re-prefilled %8)")
             .arg(info.reason, formatMilliseconds(info.seconds))
             .arg(info.effectiveWindow)
             .arg(QLatin1String(positionModeName(info.positions)))
             .arg(info.settings.kvBits)
-            .arg(countOf(info.sinksUsed, tr("sink"), tr("sinks")),
+            .arg(countOf(info.sinksUsed, tr("sink"), tr("sinks")), takenOver,
                  tokenCount(info.reprefilledTokens));
     statusBar()->showMessage(summary, kStatusMessageMs);
     if (info.reprefilledTokens > 0) m_chat->appendNote(summary);

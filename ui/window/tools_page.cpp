@@ -41,13 +41,18 @@ QString toolsAndBudgetHtml(const QList<ToolSpan>& toolSpans, const SinkBudgetInf
 }
 
 QString toolsStatusHtml(const SessionInfo& info, const QColor& warning) {
+    // Said only when an Apply or a re-render took tokens over from the previous cache.
+    const QString takenOver =
+        info.reusedSinkTokens > 0
+            ? QObject::tr(" %1 of the block taken over from the previous cache,")
+                  .arg(tokenCount(info.reusedSinkTokens))
+            : QString();
     return QObject::tr("Sink block: %1 pinned (the tool block) of %2 sink slots, %3 layout. Last "
-                       "rebuild (%4): %5 ms, %6 of the block taken over from the previous cache, "
-                       "%7 of the conversation's %8 re-prefilled.")
+                       "rebuild (%4): %5 ms,%6 %7 of the conversation's %8 re-prefilled.")
                .arg(tokenCount(info.sinksUsed))
                .arg(info.sinkSlots)
                .arg(info.chatLayout, info.reason.toLower(), formatMilliseconds(info.seconds),
-                    tokenCount(info.reusedSinkTokens), tokenCount(info.reprefilledTokens),
+                    takenOver, tokenCount(info.reprefilledTokens),
                     tokenCount(info.transcriptTokens)) +
            QStringLiteral("<br>") + toolsAndBudgetHtml(info.toolSpans, info.sinkBudget, warning);
 }
