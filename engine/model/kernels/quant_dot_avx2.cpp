@@ -276,6 +276,7 @@ float q4_0Row(const uint8_t* row, int64_t blocks, const uint8_t* a, const float*
     return sum;
 }
 
+#if SINKSCOPE_KERNEL_ISA == 1
 // The totals of eight registers of eight lanes, in order: one transposing reduction.
 __m256i totalsOfEight(const __m256i lanes[kQ4_0x8Rows]) {
     const __m256i low = _mm256_hadd_epi32(_mm256_hadd_epi32(lanes[0], lanes[1]),
@@ -314,6 +315,106 @@ void q4_0Run(const uint8_t* run, int64_t blocks, const uint8_t* a, const float* 
     }
     _mm256_storeu_ps(out, sums);
 }
+#else
+// q4_0Run with AVX-512 (F and BW). A run's block is 144 bytes, row k's scale at byte 18k and its
+// sixteen quant bytes after it, all whole 16-bit words: three loads and word permutes put four
+// rows' quants in one register, a row in each 128-bit lane, and the eight scales in another. Each
+// row's nibbles times the block's activations then sum inside its own lane, so the eight totals
+// take two in-lane folds and one permute instead of q4_0Run's transposing reduction, and the
+// scales one permute instead of eight scalar copies. The same integers and the same conversions
+// and multiply-add as q4_0Run: its bits.
+// Word indices for _mm512_permutex2var_epi16 (0-31 the first register's words, 32-63 the
+// second's).
+alignas(64) constexpr uint16_t kRows0123Words[32] = {1,  2,  3,  4,  5,  6,  7,  8,  10, 11, 12,
+                                                     13, 14, 15, 16, 17, 19, 20, 21, 22, 23, 24,
+                                                     25, 26, 28, 29, 30, 31, 32, 33, 34, 35};
+// From the block's words 32-71 (bytes 64-143), numbered from word 32.
+alignas(64) constexpr uint16_t kRows4567Words[32] = {5,  6,  7,  8,  9,  10, 11, 12, 14, 15, 16,
+                                                     17, 18, 19, 20, 21, 23, 24, 25, 26, 27, 28,
+                                                     29, 30, 32, 33, 34, 35, 36, 37, 38, 39};
+alignas(64) constexpr uint16_t kScaleWords[32] = {0, 9, 18, 27, 36, 45, 54, 63};
+alignas(64) constexpr int32_t kFirstOfEachLane[16] = {0, 4, 8, 12, 16, 20, 24, 28};
+// The all-lanes masked forms: GCC 12 warns about the plain ones' undefined source.
+constexpr __mmask16 kAllLanes = 0xffff;
+
+class Q4_0RunWords {
+public:
+    Q4_0RunWords()
+        : m_rows0123(_mm512_load_si512(kRows0123Words)),
+          m_rows4567(_mm512_load_si512(kRows4567Words)), m_scales(_mm512_load_si512(kScaleWords)),
+          m_firstOfEachLane(_mm512_load_si512(kFirstOfEachLane)) {}
+
+    // The eight rows' integer block sums with the unsigned nibbles (before the offset), and
+    // their eight f16 scales, of the block at x against activation quants y[32].
+    void block(const uint8_t* x, const uint8_t* y, __m256i& totals, __m128i& halves) const {
+        const __m512i words0 = _mm512_loadu_si512(x);
+        const __m512i words32 = _mm512_loadu_si512(x + 64);
+        const __m512i words64 = _mm512_maskz_loadu_epi16(0xff, x + 128); // bytes 128-143 only
+        const __m512i low = _mm512_maskz_broadcast_i32x4(
+            kAllLanes, _mm_loadu_si128(reinterpret_cast<const __m128i*>(y)));
+        const __m512i high = _mm512_maskz_broadcast_i32x4(
+            kAllLanes, _mm_loadu_si128(reinterpret_cast<const __m128i*>(y + 16)));
+        const __m512i sums0123 =
+            rowLanes(_mm512_permutex2var_epi16(words0, m_rows0123, words32), low, high);
+        const __m512i sums4567 =
+            rowLanes(_mm512_permutex2var_epi16(words32, m_rows4567, words64), low, high);
+        totals = _mm512_maskz_extracti32x8_epi32(0xff,
+                                                 _mm512_permutex2var_epi32(laneTotals(sums0123),
+                                                                           m_firstOfEachLane,
+                                                                           laneTotals(sums4567)),
+                                                 0);
+        halves = _mm512_maskz_extracti32x4_epi32(
+            0xf, _mm512_permutex2var_epi16(words0, m_scales, words32), 0);
+    }
+
+private:
+    // Four rows' sixteen quant bytes (one row a lane) times activation quants 0-15 (low nibbles)
+    // and 16-31 (high nibbles), each lane's sums of four.
+    static __m512i rowLanes(__m512i quants, __m512i low, __m512i high) {
+        const __m512i mask = _mm512_set1_epi8(0x0f);
+        const __m512i lowNibbles = _mm512_and_si512(quants, mask);
+        const __m512i highNibbles = _mm512_and_si512(_mm512_srli_epi16(quants, 4), mask);
+#if SINKSCOPE_KERNEL_ISA >= 3
+        return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lowNibbles, low),
+                                   highNibbles, high);
+#else
+        const __m512i ones = _mm512_set1_epi16(1);
+        return _mm512_add_epi32(_mm512_madd_epi16(_mm512_maddubs_epi16(lowNibbles, low), ones),
+                                _mm512_madd_epi16(_mm512_maddubs_epi16(highNibbles, high), ones));
+#endif
+    }
+    // Each 128-bit lane's four sums added, in every position of the lane.
+    static __m512i laneTotals(__m512i sums) {
+        const __m512i pairs =
+            _mm512_add_epi32(sums, _mm512_maskz_shuffle_epi32(kAllLanes, sums, _MM_PERM_CDAB));
+        return _mm512_add_epi32(pairs, _mm512_maskz_shuffle_epi32(kAllLanes, pairs, _MM_PERM_BADC));
+    }
+
+    __m512i m_rows0123;
+    __m512i m_rows4567;
+    __m512i m_scales;
+    __m512i m_firstOfEachLane;
+};
+
+void q4_0Run(const uint8_t* run, int64_t blocks, const uint8_t* a, const float* activationScales,
+             const int* activationSums, float* out, bool prefetch) {
+    constexpr size_t kRunBlockBytes = kQ4_0x8Rows * sizeof(BlockQ4_0); // 144
+    const Q4_0RunWords words;
+    __m256 sums = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* x = run + b * kRunBlockBytes;
+        if (prefetch) prefetchRangeAhead(x, kRunBlockBytes);
+        __m256i totals;
+        __m128i halves;
+        words.block(x, a + b * kQ8_0Bytes + kQ8_0Quants, totals, halves);
+        const __m256i isums = _mm256_sub_epi32(totals, _mm256_set1_epi32(8 * activationSums[b]));
+        const __m256 scales =
+            _mm256_mul_ps(_mm256_cvtph_ps(halves), _mm256_set1_ps(activationScales[b]));
+        sums = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isums), scales, sums);
+    }
+    _mm256_storeu_ps(out, sums);
+}
+#endif
 
 // Rows [rowBegin, rowEnd) of a Q8_0-activation type: groups of four, the rest one by one; or all
 // one by one where `grouped` is false (RowStreams::Single).
