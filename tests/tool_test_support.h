@@ -5,6 +5,7 @@
 #include "gguf/gguf.h"
 #include "model/model.h"
 #include "model/synthetic.h"
+#include "session/assistant_turn.h"
 #include "synthetic_model_support.h"
 #include "tools/tool_preset.h"
 
@@ -21,6 +22,21 @@ namespace sinkscope::test {
 // Two tools: ping(host), its string argument required, and stop(), without arguments.
 inline constexpr const char* kPingStopTools =
     R"([{"name":"ping","parameters":{"type":"object","properties":{"host":{"type":"string"}},"required":["host"]}},{"name":"stop"}])";
+
+// The tools of JSON a test wrote; a parse error ends the run.
+inline ToolSet toolsFrom(const char* json) {
+    ToolsParseResult parsed = parseTools(json);
+    if (!parsed.tools) qFatal("tools: %s", parsed.errorSummary().c_str());
+    return *parsed.tools;
+}
+
+// A short reply of text: no tool calls.
+inline RespondOptions textAnswer(int maxTokens) {
+    RespondOptions options;
+    options.maxTokens = maxTokens;
+    options.calls = CallPolicy::None;
+    return options;
+}
 
 inline const std::vector<std::string> kNeedleMarkers = {
     "<|im_start|>", "<|im_end|>",   "<tools>",       "</tools>",

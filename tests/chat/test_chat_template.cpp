@@ -17,17 +17,12 @@
 using namespace sinkscope;
 using sinkscope::test::modelFromSpec;
 using sinkscope::test::smallSpec;
+using sinkscope::test::toolsFrom;
 
 namespace {
 
 constexpr const char* kTools = test::kPingStopTools;
 constexpr const char* kFacts = "The user lives in Porto.";
-
-ToolSet toolsFrom(const char* json) {
-    ToolsParseResult parsed = parseTools(json);
-    if (!parsed.tools) qFatal("tools: %s", parsed.errorSummary().c_str());
-    return *parsed.tools;
-}
 
 // The session holds the block, pinned in the sink slots, then the transcript's last W tokens.
 void verifyBlockThenTail(const ToolChat& chat, size_t window) {

@@ -13,6 +13,8 @@
 using namespace sinkscope;
 using sinkscope::test::modelFromSpec;
 using sinkscope::test::smallSpec;
+using sinkscope::test::textAnswer;
+using sinkscope::test::toolsFrom;
 
 namespace {
 
@@ -21,24 +23,11 @@ constexpr const char* kOtherTools =
     R"([{"name":"reboot","parameters":{"type":"object","properties":{"host":{"type":"string"},"force":{"type":"boolean"}}}}])";
 constexpr int kChunk = 8;
 
-ToolSet toolsFrom(const char* json) {
-    ToolsParseResult parsed = parseTools(json);
-    if (!parsed.tools) qFatal("tools: %s", parsed.errorSummary().c_str());
-    return *parsed.tools;
-}
-
 SessionOptions chunkedOptions() {
     SessionOptions options;
     options.recordHistory = true;
     options.kvWindow = 24;
     options.prefillChunk = kChunk;
-    return options;
-}
-
-RespondOptions shortAnswer() {
-    RespondOptions options;
-    options.maxTokens = 12;
-    options.calls = CallPolicy::None;
     return options;
 }
 
@@ -51,8 +40,8 @@ class TestBuildProgress : public QObject {
     // A chat with a conversation longer than the window, so that a rebuild replays W tokens.
     std::unique_ptr<ToolChat> chatWithTurns() const {
         auto chat = std::make_unique<ToolChat>(*m_model, chunkedOptions(), toolsFrom(kTools));
-        chat->ask("Is the server up?", shortAnswer());
-        chat->ask("And the backup?", shortAnswer());
+        chat->ask("Is the server up?", textAnswer(12));
+        chat->ask("And the backup?", textAnswer(12));
         return chat;
     }
 
@@ -114,7 +103,7 @@ private slots:
         QCOMPARE(chat->conversation().transcriptTokens(), transcriptBefore);
 
         // The chat goes on under the old tools.
-        chat->ask("Anything else?", shortAnswer());
+        chat->ask("Anything else?", textAnswer(12));
         QCOMPARE(chat->toolBlock().tools.front().name, std::string("ping"));
         QVERIFY(chat->conversation().transcriptTokens().size() > transcriptBefore.size());
     }

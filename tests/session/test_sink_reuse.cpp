@@ -17,6 +17,8 @@
 using namespace sinkscope;
 using sinkscope::test::modelFromSpec;
 using sinkscope::test::smallSpec;
+using sinkscope::test::textAnswer;
+using sinkscope::test::toolsFrom;
 
 namespace {
 
@@ -28,25 +30,12 @@ constexpr const char* kEditedTools =
 constexpr const char* kOtherTools =
     R"([{"name":"reboot","parameters":{"type":"object","properties":{"force":{"type":"boolean"}}}}])";
 
-ToolSet toolsFrom(const char* json) {
-    ToolsParseResult parsed = parseTools(json);
-    if (!parsed.tools) qFatal("tools: %s", parsed.errorSummary().c_str());
-    return *parsed.tools;
-}
-
 SessionOptions options(int kvBits = 8) {
     SessionOptions o;
     o.recordHistory = true;
     o.kvWindow = 24;
     o.kvBits = kvBits;
     o.prefillChunk = 8;
-    return o;
-}
-
-RespondOptions shortAnswer() {
-    RespondOptions o;
-    o.maxTokens = 10;
-    o.calls = CallPolicy::None;
     return o;
 }
 
@@ -107,8 +96,8 @@ class TestSinkReuse : public QObject {
 
     std::unique_ptr<ToolChat> chatWithTurns(const SessionOptions& o) const {
         auto chat = std::make_unique<ToolChat>(*m_model, o, toolsFrom(kTools));
-        chat->ask("Is the server up?", shortAnswer());
-        chat->ask("And the backup?", shortAnswer());
+        chat->ask("Is the server up?", textAnswer(10));
+        chat->ask("And the backup?", textAnswer(10));
         return chat;
     }
 
