@@ -52,11 +52,13 @@ size_t tensorBytes(const KvCacheShape& shape, size_t rowBytes) {
 }
 
 // kvBits 8 row: int8 q[groups * 32] followed by f32 scale[groups]; the last group's padding is 0.
-void encodeInt8(const float* values, int kvDim, uint8_t* out) {
+// The scalar encode of groups [firstGroup, groups): scale = the largest magnitude / 127 (a NaN is
+// passed over), q = the value / scale rounded half away from zero and clamped to [-127, 127].
+void encodeInt8Groups(const float* values, int kvDim, size_t firstGroup, uint8_t* out) {
     const size_t groups = groupsPerRow(kvDim);
     auto* quants = reinterpret_cast<int8_t*>(out);
     uint8_t* scales = out + groups * kGroup;
-    for (size_t g = 0; g < groups; ++g) {
+    for (size_t g = firstGroup; g < groups; ++g) {
         const size_t begin = g * kGroup;
         const size_t end = std::min(begin + kGroup, static_cast<size_t>(kvDim));
         float absMax = 0.0f;
@@ -94,6 +96,59 @@ void decodeInt8Groups(const uint8_t* in, int kvDim, size_t firstGroup, float* va
 bool cpuHasAvx2() {
     static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
     return has;
+}
+
+// encodeInt8Groups for the whole groups, eight values at a time, with the same bytes: the same
+// division, the same clamp and NaN rule, the largest magnitude passing NaN over as std::max does
+// (_mm256_max_ps returns its second operand for a NaN), and rounding half away from zero built
+// from truncation (the vector rounding modes round half to even).
+__attribute__((target("avx2"))) void encodeInt8Avx2(const float* values, int kvDim, uint8_t* out) {
+    const size_t whole = static_cast<size_t>(kvDim) / kGroup;
+    auto* quants = reinterpret_cast<int8_t*>(out);
+    uint8_t* scales = out + groupsPerRow(kvDim) * kGroup;
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 half = _mm256_set1_ps(0.5f);
+    const __m256 one = _mm256_set1_ps(1.0f);
+    for (size_t g = 0; g < whole; ++g) {
+        const float* group = values + g * kGroup;
+        __m256 largest = _mm256_setzero_ps();
+        for (size_t i = 0; i < kGroup; i += 8)
+            largest = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(group + i)), largest);
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(largest), _mm256_extractf128_ps(largest, 1));
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        m = _mm_max_ss(m, _mm_movehdup_ps(m));
+        const float scale = _mm_cvtss_f32(m) / 127.0f;
+        std::memcpy(scales + g * sizeof(float), &scale, sizeof(float));
+        int8_t* q = quants + g * kGroup;
+        if (!(scale > 0.0f)) {
+            std::memset(q, 0, kGroup);
+            continue;
+        }
+        const __m256 scales8 = _mm256_set1_ps(scale);
+        for (size_t i = 0; i < kGroup; i += 8) {
+            const __m256 x = _mm256_div_ps(_mm256_loadu_ps(group + i), scales8);
+            const __m256 truncated = _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            const __m256 awayFromZero =
+                _mm256_and_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(x, truncated)),
+                                            half, _CMP_GE_OQ),
+                              _mm256_or_ps(_mm256_and_ps(x, sign), one));
+            const __m256 clamped = _mm256_min_ps(
+                _mm256_max_ps(_mm256_add_ps(truncated, awayFromZero), _mm256_set1_ps(-127.0f)),
+                _mm256_set1_ps(127.0f));
+            const __m256 finite = _mm256_andnot_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q), clamped);
+            const __m256i ints = _mm256_cvttps_epi32(finite);
+            const __m128i words =
+                _mm_packs_epi32(_mm256_castsi256_si128(ints), _mm256_extracti128_si256(ints, 1));
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(q + i), _mm_packs_epi16(words, words));
+        }
+    }
+    if (whole < groupsPerRow(kvDim)) encodeInt8Groups(values, kvDim, whole, out);
+}
+
+// The kvBits 8 row of `values`.
+void encodeInt8(const float* values, int kvDim, uint8_t* out) {
+    if (cpuHasAvx2()) return encodeInt8Avx2(values, kvDim, out);
+    encodeInt8Groups(values, kvDim, 0, out);
 }
 
 // decodeInt8Rows with the whole groups eight values at a time: the same single multiply per

@@ -27,6 +27,8 @@ AttentionScratch::AttentionScratch(const ModelConfig& c, int slots)
       tokenScores(static_cast<size_t>(KernelTable::kMaxScoreTokens) * c.nHead * slots),
       qRotated(c.headDim), foldCos(c.headDim / 2), foldSin(c.headDim / 2), keyRow(c.kvDim()) {
     for (DecodedSlots& d : decodedLayers) {
+        d.cacheSlots.reserve(static_cast<size_t>(slots)); // no allocation once tokens run
+        d.versions.reserve(static_cast<size_t>(slots));
         d.columns.resize(static_cast<size_t>(slots) * c.kvDim());
         d.values.resize(static_cast<size_t>(slots) * c.kvDim());
     }

@@ -9,8 +9,10 @@
 #include "memory/mask.h"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -462,23 +464,51 @@ void TestKvCache::int8DecodeIsScaleTimesQuant_data() {
         QTest::newRow(qPrintable(QStringLiteral("kvDim %1").arg(kvDim))) << kvDim;
 }
 
-// The decode (eight values at a time where the CPU has AVX2, whole groups only) against the
-// encoding's formula worked out here: q = round(v / scale) clamped to [-127, 127] with
-// scale = absmax / 127 per group of 32, decoded as scale * q, bit for bit.
+// The encode and the decode (eight values at a time where the CPU has AVX2, whole groups only)
+// against the encoding's rule worked out here: scale = absmax / 127 per group of 32 (a NaN passed
+// over), q = round(v / scale), halves away from zero, clamped to [-127, 127], 0 for a NaN or a zero
+// scale; decoded as scale * q, bit for bit. Random rows, and rows of the edges: exact halves of a
+// step, NaN, infinities (whose scale is infinite), magnitudes past the clamp, subnormal groups.
 void TestKvCache::int8DecodeIsScaleTimesQuant() {
     QFETCH(int, kvDim);
     KvCache cache(makeShape(1, kvDim, 0, 1, 8));
     std::mt19937 random(static_cast<unsigned>(kvDim) * 7u);
     const size_t group = static_cast<size_t>(kKvGroup);
-    for (int trial = 0; trial < 10; ++trial) {
-        const std::vector<float> row = randomRow(kvDim, random, 3.0f);
+    std::vector<std::vector<float>> rows;
+    for (int trial = 0; trial < 10; ++trial)
+        rows.push_back(randomRow(kvDim, random, 3.0f));
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> edges = {127.0f, 0.5f, -0.5f, 1.5f,  -2.5f, 126.5f, -126.5f,
+                                      -0.0f,  nan,  3.49f, -3.5f, 0.49f, 1e-40f, -7.5f};
+    for (int shift = 0; shift < 4; ++shift) {
+        std::vector<float> row(static_cast<size_t>(kvDim));
+        for (size_t i = 0; i < row.size(); ++i)
+            row[i] = edges[(i + static_cast<size_t>(shift) * 5) % edges.size()];
+        rows.push_back(row);
+    }
+    std::vector<float> infinite(static_cast<size_t>(kvDim), 2.0f);
+    infinite[0] = -inf;
+    infinite.back() = inf;
+    rows.push_back(infinite);
+    rows.emplace_back(static_cast<size_t>(kvDim), 3e-41f); // subnormal: the scale underflows
+    rows.emplace_back(static_cast<size_t>(kvDim), nan);
+    for (const std::vector<float>& row : rows) {
         const std::vector<float> decoded = roundTripK(cache, row);
         for (size_t begin = 0; begin < row.size(); begin += group) {
             const size_t end = std::min(begin + group, row.size());
             const float scale = groupScale(row, begin, end);
             for (size_t i = begin; i < end; ++i) {
-                const float q = std::clamp(std::round(row[i] / scale), -127.0f, 127.0f);
-                QCOMPARE(decoded[i], scale * q);
+                float q = 0.0f;
+                if (scale > 0.0f) q = std::clamp(std::round(row[i] / scale), -127.0f, 127.0f);
+                if (std::isnan(q)) q = 0.0f;
+                const float expected = scale * static_cast<float>(static_cast<int8_t>(q));
+                QVERIFY2(std::bit_cast<uint32_t>(decoded[i]) == std::bit_cast<uint32_t>(expected),
+                         qPrintable(QStringLiteral("value %1 = %2: %3, expected %4")
+                                        .arg(i)
+                                        .arg(double(row[i]))
+                                        .arg(double(decoded[i]))
+                                        .arg(double(expected))));
             }
         }
     }
