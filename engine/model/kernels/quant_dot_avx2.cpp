@@ -1,6 +1,7 @@
 // A kernel source (model/kernels/kernel_isa_begin.h): the dots of the weight types that common
 // files are made of (Q8_0, Q4_0; Q4_K and Q6_K, with Q5_0 where Q4_K_M falls back) written with
-// AVX2 intrinsics, for the AVX2 and AVX-512 levels; the portable build of this file is empty.
+// AVX2 intrinsics, for the AVX2 and AVX-512 levels (the regrouped Q4_0 rows take AVX-512
+// intrinsics at its levels); the portable build of this file is empty.
 //
 // Each computes exactly the integers and float steps of its kernel in
 // model/kernels/quant_dot_fast.cpp (tests compare every level with the portable one bit for bit),
