@@ -1,6 +1,7 @@
 // A rebuild takes over the pinned sinks the new tool block shares with the session it replaces
 // (rebuildSession's `previous`, Session::adoptSinks): Apply after editing the last tool computes
-// only the block from the first changed token on. The session is the one a build from nothing
+// only the block from the first changed token on, and new settings that store the same rows
+// (window, positions) none of it. The session is the one a build from nothing
 // gives, bit for bit: every K and V row, every slot, the history, and the logits of the next
 // token; nothing is reused across another cache encoding, and a session that cannot adopt says
 // why and stays empty.
@@ -143,6 +144,21 @@ private slots:
         QCOMPARE(steps, 1);
         const RebuiltSession fresh = rebuildSession(*m_model, options(), block, {});
         compareSessions(*rebuilt.session, *fresh.session);
+    }
+
+    // New settings that store the same rows (another window, streaming positions: a sink's K and
+    // V do not depend on them) rebuild around the whole block taken over.
+    void settingsThatKeepTheRowsReuseTheBlock() {
+        const std::unique_ptr<ToolChat> chat = chatWithTurns(options());
+        SessionOptions changed = options();
+        changed.kvWindow = 40;
+        changed.positions = PositionMode::Streaming;
+        const std::vector<int32_t> transcript = chat->conversation().transcriptTokens();
+        const RebuildReport report = chat->rebuild(changed);
+        QCOMPARE(report.reusedSinkTokens, int(chat->toolBlock().tokens.size()) - 1);
+        const RebuiltSession fresh =
+            rebuildSession(*m_model, changed, chat->toolBlock(), transcript);
+        compareSessions(chat->session(), *fresh.session);
     }
 
     // Another block, another cache encoding, or another model: nothing to take over.
