@@ -294,10 +294,11 @@ void KvCache::copyRows(const KvCache& from, int count) {
         other.kvBits != m_shape.kvBits)
         throw std::invalid_argument("KV cache: rows of another shape cannot be copied");
     if (count <= 0) return;
+    // Both throw past their cache (every layer has the same slots).
+    (void)from.row(from.m_keys, 0, count - 1);
+    (void)row(m_keys, 0, count - 1);
     const size_t bytes = static_cast<size_t>(count) * rowBytes();
     for (int layer = 0; layer < m_shape.layers; ++layer) {
-        (void)from.row(from.m_keys, layer, count - 1); // both throw past their cache
-        (void)row(m_keys, layer, count - 1);
         std::memcpy(row(m_keys, layer, 0), from.row(from.m_keys, layer, 0), bytes);
         std::memcpy(row(m_values, layer, 0), from.row(from.m_values, layer, 0), bytes);
         std::copy_n(from.m_rowVersions.begin() + static_cast<ptrdiff_t>(from.rowIndex(layer, 0)),

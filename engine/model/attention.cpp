@@ -165,10 +165,6 @@ void attendGroup(const Model& model, const KvCache& cache, AttentionScratch& s, 
         addProbe(c, layer, queries[static_cast<size_t>(t)], probe, scores[t]);
 }
 
-} // namespace
-
-namespace {
-
 // The K and V of `run`, the slots of decoded columns [first, first + run.size()), decoded into
 // them; parts of whole groups of eight slots, so that each thread transposes full 8 x 8 tiles.
 void decodeRun(const KvCache& cache, int layer, std::span<const int> run, size_t first,
