@@ -388,7 +388,11 @@ void PoliciesPanel::appendRollingPoints(int policy, qsizetype firstNew) {
         m_minPpl = qMin(m_minPpl, rolling[i]);
         m_maxPpl = qMax(m_maxPpl, rolling[i]);
     }
-    m_series.at(policy)->append(points);
+    // One replace, not append: Qt Charts lays the whole line out again for every point appended,
+    // so a fast run's batches cost the GUI thread time quadratic in the points drawn (a run of a
+    // small model stopped mid-way kept it busy for minutes).
+    QLineSeries* series = m_series.at(policy);
+    series->replace(series->points() + points);
     m_maxPosition = qMax<qint64>(m_maxPosition, result.positions.back());
     m_xAxis->setRange(0, double(qMax<qint64>(1, m_maxPosition)));
     m_xAxis->setTickInterval(niceTickInterval(double(m_maxPosition)));
