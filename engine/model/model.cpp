@@ -3,6 +3,8 @@
 #include "model/quant_dot.h"
 
 #include "gguf/dequantize.h"
+#include "gguf/quant_blocks.h"
+#include "model/kernels/kernel_table.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -171,7 +173,7 @@ private:
 
     // A copy, dequantized as needed. Vectors (norms, biases: a few KiB each) are always copied:
     // read in place they would map the pages around them back in every layer (the kernel maps a
-    // fault's neighbours too), pages of Q4_0 originals that regroupQ4_0Matrices handed back.
+    // fault's neighbours too), pages of originals that relayoutMatrices handed back.
     const float* ownedFloats(const GgufTensorInfo& t) {
         std::vector<float>& out = m_dequantized.emplace_back(t.elementCount);
         const int64_t rowLength = t.dims[0];
@@ -226,60 +228,74 @@ ModelWeights bindWeights(const ModelConfig& c, WeightBinder& bind) {
     return w;
 }
 
-constexpr size_t kRegroupSliceBytes = size_t{4} << 20;
+constexpr size_t kRelayoutSliceBytes = size_t{4} << 20;
 
-// m's rows in RowLayout::Q4_0x8, a slice of whole runs at a time, each slice's pages of the
-// mapping handed back once copied, so that the original and its copy are never both held whole
-// (76 MiB each for the 0.5B models' output).
-std::unique_ptr<uint8_t[]> regroupedCopy(const GgufFile& file, const Matrix& m) {
-    const int64_t blocks = m.cols / 32;
+// The layout a product matrix takes (model/row_layout.h): Tiles16 where this CPU runs the AMX
+// kernels, else Q4_0's runs of eight, else the file's.
+RowLayout layoutFor(const Matrix& m) {
+    const int64_t blocks = m.cols / quant::kBlockValues;
+    if (kernels().tileRows && canTile(m.type, m.rows, blocks)) return RowLayout::Tiles16;
+    if (m.type == GgmlType::Q4_0 && canRegroupQ4_0(m.rows, blocks)) return RowLayout::Q4_0x8;
+    return RowLayout::RowMajor;
+}
+
+// m's rows in `layout`, a slice of whole runs at a time, each slice's pages of the mapping handed
+// back once copied, so that the original and its copy are never both held whole (76 MiB each for
+// the 0.5B models' Q4_0 output).
+std::unique_ptr<uint8_t[]> relaidCopy(const GgufFile& file, const Matrix& m, RowLayout layout) {
+    const int64_t blocks = m.cols / quant::kBlockValues;
     auto copy = std::make_unique_for_overwrite<uint8_t[]>(m.rowBytes * static_cast<size_t>(m.rows));
+    constexpr int64_t run = kTileRows; // a multiple of both layouts' runs
     const int64_t sliceRows =
-        std::max<int64_t>(kQ4_0x8Rows, static_cast<int64_t>(kRegroupSliceBytes / m.rowBytes) /
-                                           kQ4_0x8Rows * kQ4_0x8Rows);
+        std::max<int64_t>(run, static_cast<int64_t>(kRelayoutSliceBytes / m.rowBytes) / run * run);
     for (int64_t r = 0; r < m.rows; r += sliceRows) {
         const int64_t rows = std::min<int64_t>(sliceRows, m.rows - r);
         const size_t at = static_cast<size_t>(r) * m.rowBytes;
-        regroupQ4_0(m.quantized + at, rows, blocks, copy.get() + at);
+        if (layout == RowLayout::Tiles16)
+            tileRows(m.type, m.quantized + at, rows, blocks, copy.get() + at);
+        else
+            regroupQ4_0(m.quantized + at, rows, blocks, copy.get() + at);
         file.releasePages(m.quantized + at, static_cast<size_t>(rows) * m.rowBytes);
     }
     return copy;
 }
 
-// The Q4_0 product matrices in RowLayout::Q4_0x8 (model/row_layout.h), each copied once at load;
-// the mapping's pages of the originals go back to the system, since no product reads them again,
-// so the process holds about the file's size. A tied embedding reads its rows from the output's
-// copy; an untied one stays in place (it is only ever looked up row by row).
-void regroupQ4_0Matrices(const GgufFile& file, ModelWeights& w,
-                         std::vector<std::unique_ptr<uint8_t[]>>& store) {
-    struct Regrouped {
+// The product matrices that take another layout than the file's (layoutFor), each copied once at
+// load; the mapping's pages of the originals go back to the system, since no product reads them
+// again, so the process holds about the file's size. A tied embedding reads its rows from the
+// output's copy; an untied one stays in place (it is only ever looked up row by row).
+void relayoutMatrices(const GgufFile& file, ModelWeights& w,
+                      std::vector<std::unique_ptr<uint8_t[]>>& store) {
+    struct Relaid {
         const uint8_t* original;
         size_t bytes;
         const uint8_t* copy;
+        RowLayout layout;
     };
-    std::vector<Regrouped> done;
+    std::vector<Relaid> done;
     // Points m at its original's copy, made on first sight when `copyIfNew`.
-    const auto regroup = [&](Matrix& m, bool copyIfNew) {
-        if (m.data || m.type != GgmlType::Q4_0 || !canRegroupQ4_0(m.rows, m.cols / 32)) return;
+    const auto relayout = [&](Matrix& m, bool copyIfNew) {
+        if (m.data) return;
         auto known = std::find_if(done.begin(), done.end(),
-                                  [&](const Regrouped& r) { return r.original == m.quantized; });
+                                  [&](const Relaid& r) { return r.original == m.quantized; });
         if (known == done.end()) {
-            if (!copyIfNew) return;
-            store.push_back(regroupedCopy(file, m));
+            const RowLayout layout = layoutFor(m);
+            if (!copyIfNew || layout == RowLayout::RowMajor) return;
+            store.push_back(relaidCopy(file, m, layout));
             known = done.insert(done.end(), {m.quantized, m.rowBytes * static_cast<size_t>(m.rows),
-                                             store.back().get()});
+                                             store.back().get(), layout});
         }
         m.quantized = known->copy;
-        m.layout = RowLayout::Q4_0x8;
+        m.layout = known->layout;
     };
-    regroup(w.output, true);
+    relayout(w.output, true);
     for (LayerWeights& l : w.layers)
         for (Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.wGate, &l.wUp, &l.wDown})
-            regroup(*m, true);
-    regroup(w.tokenEmbedding, false);
+            relayout(*m, true);
+    relayout(w.tokenEmbedding, false);
     // Once more now that every copy is made: reading one slice can map pages of the next ones
     // (the kernel's read-ahead and fault-around), after those were handed back.
-    for (const Regrouped& r : done)
+    for (const Relaid& r : done)
         file.releasePages(r.original, r.bytes);
 }
 
@@ -310,7 +326,7 @@ std::unique_ptr<Model> Model::fromGguf(std::unique_ptr<GgufFile> file, std::stri
         model->m_config.nVocab = model->m_tokenizer->size();
         WeightBinder bind(*file, model->m_dequantized);
         model->m_weights = bindWeights(model->m_config, bind);
-        regroupQ4_0Matrices(*file, model->m_weights, model->m_regrouped);
+        relayoutMatrices(*file, model->m_weights, model->m_relaid);
         model->m_file = std::move(file);
         return model;
     } catch (const std::exception& e) {

@@ -98,9 +98,9 @@ private:
     ModelConfig m_config;
     ModelWeights m_weights;
     std::unique_ptr<Tokenizer> m_tokenizer;
-    std::unique_ptr<GgufFile> m_file;                    // keeps the mapping alive
-    std::vector<std::vector<float>> m_dequantized;       // tensors stored as F16/Q8_0/Q4_0
-    std::vector<std::unique_ptr<uint8_t[]>> m_regrouped; // Q4_0 matrices in RowLayout::Q4_0x8
+    std::unique_ptr<GgufFile> m_file;                 // keeps the mapping alive
+    std::vector<std::vector<float>> m_dequantized;    // tensors stored as F16/Q8_0/Q4_0
+    std::vector<std::unique_ptr<uint8_t[]>> m_relaid; // matrices in another RowLayout
 };
 
 } // namespace sinkscope

@@ -2,6 +2,7 @@
 
 #include "gguf/dequantize.h"
 #include "gguf/ggml_types.h"
+#include "gguf/quant_blocks.h"
 #include "model/kernels/kernel_table.h"
 #include "model/quant_dot.h"
 
@@ -98,6 +99,13 @@ void matrixRow(const Matrix& w, int row, float* out) {
         for (int b = 0; b < blocks; ++b)
             dequantizeRow(GgmlType::Q4_0, w.quantized + q4_0x8Offset(blocks, row, b), out + 32 * b,
                           32);
+    } else if (w.layout == RowLayout::Tiles16) {
+        const int blocks = w.cols / 32;
+        uint8_t block[sizeof(quant::BlockQ8_0)];
+        for (int b = 0; b < blocks; ++b) {
+            untileBlock(w.type, w.quantized, blocks, row, b, block);
+            dequantizeRow(w.type, block, out + 32 * b, 32);
+        }
     } else {
         dequantizeRow(w.type, w.quantized + static_cast<size_t>(row) * w.rowBytes, out, w.cols);
     }

@@ -73,12 +73,34 @@ void quantizeForDot(GgmlType activation, const float* x, void* dst, int64_t n) {
         quantizeRow(activation, x, dst, n);
 }
 
-// Throws when `layout` cannot hold a [rows][blocks] matrix of `type`.
+// Throws when `layout` cannot hold a [rows][blocks] matrix of `type`, or this CPU has no kernels
+// for it.
 void requireLayout(RowLayout layout, GgmlType type, int64_t rows, int64_t blocks) {
-    if (layout == RowLayout::Q4_0x8 && (type != GgmlType::Q4_0 || !canRegroupQ4_0(rows, blocks)))
+    const bool fits =
+        layout == RowLayout::RowMajor ||
+        (layout == RowLayout::Q4_0x8 && type == GgmlType::Q4_0 && canRegroupQ4_0(rows, blocks)) ||
+        (layout == RowLayout::Tiles16 && canTile(type, rows, blocks));
+    if (!fits)
         throw std::invalid_argument(std::string("rows of ") + ggmlTypeName(type) + " [" +
                                     std::to_string(rows) + "][" + std::to_string(blocks) +
-                                    " blocks] cannot be in the Q4_0x8 layout");
+                                    " blocks] cannot be in the " + rowLayoutName(layout) +
+                                    " layout");
+    if (layout == RowLayout::Tiles16 && !kernels().tileRows)
+        throw std::invalid_argument(std::string("the ") + rowLayoutName(layout) +
+                                    " layout needs AMX, which this CPU or system does not offer");
+}
+
+// Rows of a thread's share start at a multiple of this.
+int64_t rowAlignment(RowLayout layout, int64_t rowMajor) {
+    switch (layout) {
+    case RowLayout::Q4_0x8:
+        return kQ4_0x8Rows;
+    case RowLayout::Tiles16:
+        return kTileRows;
+    case RowLayout::RowMajor:
+        break;
+    }
+    return rowMajor;
 }
 
 } // namespace
@@ -126,10 +148,12 @@ void quantMatvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const
     const auto rowRange = [&](int64_t begin, int64_t end) {
         if (layout == RowLayout::Q4_0x8)
             kernels().q4_0x8Rows(weights, blocks, scratch.data(), out, begin, end);
+        else if (layout == RowLayout::Tiles16)
+            kernels().tileRows(type, weights, blocks, scratch.data(), out, begin, end);
         else
             kernels().quantRows(type, weights, rowBytes, blocks, scratch.data(), out, begin, end);
     };
-    const int64_t align = layout == RowLayout::Q4_0x8 ? kQ4_0x8Rows : 1;
+    const int64_t align = rowAlignment(layout, 1);
     if (pool)
         pool->forRanges(rows, align, rowRange, rows * cols);
     else
@@ -169,11 +193,14 @@ void quantMatmatPrepared(GgmlType type, const void* w, int64_t rows, int64_t col
         if (layout == RowLayout::Q4_0x8)
             kernels().q4_0x8Gemm(weights, blocks, quants, activationBytes, tokens, out,
                                  static_cast<size_t>(rows), begin, end);
+        else if (layout == RowLayout::Tiles16)
+            kernels().tileGemm(type, weights, blocks, quants, activationBytes, tokens, out,
+                               static_cast<size_t>(rows), begin, end);
         else
             kernels().quantGemm(type, weights, rowBytes, blocks, quants, activationBytes, tokens,
                                 out, static_cast<size_t>(rows), begin, end);
     };
-    const int64_t align = layout == RowLayout::Q4_0x8 ? kQ4_0x8Rows : 4;
+    const int64_t align = rowAlignment(layout, 4);
     if (pool)
         pool->forRanges(rows, align, rowRange, rows * cols * tokens);
     else

@@ -43,10 +43,11 @@ void quantizeActivations(GgmlType weightType, const float* x, void* dst, int64_t
 float quantDot(GgmlType weightType, const void* weightRow, const void* activationRow, int64_t n);
 
 // out[rows] = W[rows][cols] . x[cols]: W in `type`, ggmlByteSize(type, cols) bytes per row, in
-// `layout` (model/row_layout.h; Q4_0x8 needs Q4_0 and canRegroupQ4_0, else throws
-// std::invalid_argument), unaligned. x is quantized once into `scratch` (resized as needed,
-// reusable across calls), then each row is one quantDot; with a pool, the rows are split among
-// its threads. Both layouts give the same bits.
+// `layout` (model/row_layout.h; Q4_0x8 needs Q4_0 and canRegroupQ4_0, Tiles16 canTile and the
+// AMX kernels, else throws std::invalid_argument), unaligned. x is quantized once into `scratch`
+// (resized as needed, reusable across calls), then each row is one quantDot; with a pool, the rows
+// are split among its threads. RowMajor and Q4_0x8 give the same bits; Tiles16 sums in the order of
+// llama.cpp's AMX kernels.
 void quantMatvec(GgmlType type, const void* w, int64_t rows, int64_t cols, const float* x,
                  float* out, std::vector<std::byte>& scratch, ThreadPool* pool = nullptr,
                  RowLayout layout = RowLayout::RowMajor);

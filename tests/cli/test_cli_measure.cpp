@@ -216,7 +216,7 @@ void TestCliMeasure::benchReportsSpeeds() {
     QCOMPARE(report["model_bytes"].toInteger(), QFileInfo(m_model).size());
     QVERIFY(report["model_parameters"].toInteger() > 0);
     QVERIFY(report["weight_types"].toObject()["F32"].toInt() > 0);
-    QVERIFY(QStringList({"portable", "avx2", "avx512", "avx512vnni"})
+    QVERIFY(QStringList({"portable", "avx2", "avx512", "avx512vnni", "avx512amx"})
                 .contains(report["kernels"].toString()));
     QVERIFY(QStringList({"grouped", "single"}).contains(report["row_streams"].toString()));
 

@@ -2,6 +2,7 @@
 // weight type) against llama.cpp's own outputs in llamacpp.json: the top-16 logits at every prompt
 // position and the greedy continuations, fed llama.cpp's token ids, with the f16 KV cache
 // llama.cpp uses by default.
+#include "model/kernels/cpu_isa.h"
 #include "model/model.h"
 #include "session/sampler.h"
 #include "session/session.h"
@@ -69,6 +70,13 @@ class TestReferenceModels : public QObject {
 
 private slots:
     void initTestCase() {
+        // llama.cpp made these figures on a CPU without AMX, where it sums Q8_0 in eight float
+        // lanes; on an AMX CPU it sums Q8_0 one block at a time, as the AMX level does
+        // (tests/model/test_tile_layout.cpp checks that level against its scalar reference, and
+        // its Q4_0 tiles against the regrouped rows checked here). So unless SINKSCOPE_ISA names
+        // a level, the suite runs the best level below AMX.
+        if (!qEnvironmentVariableIsSet("SINKSCOPE_ISA")) qputenv("SINKSCOPE_ISA", "avx512vnni");
+        qInfo("kernels: %s", isaName(activeIsa()));
         QFile file(QDir(modelsDir()).filePath("llamacpp.json"));
         if (!file.open(QIODevice::ReadOnly))
             QSKIP(qPrintable("llama.cpp's reference figures not found at " + file.fileName() +

@@ -1,6 +1,8 @@
 #include "model/kernels/cpu_isa.h"
 
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -19,6 +21,8 @@ const char* isaName(Isa isa) {
         return "avx512";
     case Isa::Avx512Vnni:
         return "avx512vnni";
+    case Isa::Avx512Amx:
+        return "avx512amx";
     }
     return "portable";
 }
@@ -29,6 +33,28 @@ namespace {
 bool cpuHasF16c() {
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+
+// AMX-TILE and AMX-INT8 (CPUID leaf 7, EDX bits 24 and 25), the tile state enabled by the OS
+// (XCR0 bits 17 and 18), and Linux's permission for this process to use it: a process must ask
+// once (arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA) before its first tile instruction, which
+// would otherwise kill it.
+bool amxUsable() {
+    static const bool usable = [] {
+        constexpr unsigned kAmxTile = 1u << 24, kAmxInt8 = 1u << 25;
+        constexpr unsigned kTileState = 3u << 17;
+        constexpr int kArchReqXcompPerm = 0x1023, kXfeatureTileData = 18;
+        unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+        if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) || (edx & kAmxTile) == 0 ||
+            (edx & kAmxInt8) == 0)
+            return false;
+        if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || (ecx & bit_OSXSAVE) == 0) return false;
+        unsigned xcr0Low = 0, xcr0High = 0;
+        __asm__ volatile("xgetbv" : "=a"(xcr0Low), "=d"(xcr0High) : "c"(0));
+        if ((xcr0Low & kTileState) != kTileState) return false;
+        return ::syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureTileData) == 0;
+    }();
+    return usable;
 }
 
 } // namespace
@@ -51,6 +77,8 @@ bool isaSupported(Isa isa) {
         return avx512;
     case Isa::Avx512Vnni:
         return avx512 && __builtin_cpu_supports("avx512vnni");
+    case Isa::Avx512Amx:
+        return avx512 && __builtin_cpu_supports("avx512vnni") && amxUsable();
     }
     return false;
 }
@@ -61,7 +89,7 @@ Isa chooseIsa() {
     if (const char* wanted = std::getenv("SINKSCOPE_ISA"))
         for (const Isa isa : kAllIsas)
             if (std::strcmp(wanted, isaName(isa)) == 0 && isaSupported(isa)) return isa;
-    for (const Isa isa : {Isa::Avx512Vnni, Isa::Avx512, Isa::Avx2})
+    for (const Isa isa : {Isa::Avx512Amx, Isa::Avx512Vnni, Isa::Avx512, Isa::Avx2})
         if (isaSupported(isa)) return isa;
     return Isa::Portable;
 }

@@ -15,11 +15,13 @@ namespace sinkscope {
     void fillGemmKernels(KernelTable& table);                                                      \
     void fillIntrinsicGemmKernels(KernelTable& table);                                             \
     void fillAvx512GemmKernels(KernelTable& table);                                                \
+    void fillTileKernels(KernelTable& table);                                                      \
     }
 SINKSCOPE_DECLARE_FILLS(isa_portable)
 SINKSCOPE_DECLARE_FILLS(isa_avx2)
 SINKSCOPE_DECLARE_FILLS(isa_avx512)
 SINKSCOPE_DECLARE_FILLS(isa_avx512vnni)
+SINKSCOPE_DECLARE_FILLS(isa_avx512amx)
 #undef SINKSCOPE_DECLARE_FILLS
 
 namespace {
@@ -37,13 +39,14 @@ template <void (*... Fills)(KernelTable&)> KernelTable buildTable(Isa isa) {
     buildTable<level::fillFloatKernels, level::fillActivationKernels, level::fillDotKernels,       \
                level::fillIntrinsicDotKernels, level::fillGemmKernels,                             \
                level::fillIntrinsicGemmKernels, level::fillAvx512GemmKernels,                      \
-               level::fillAttentionKernels>(isa)
+               level::fillTileKernels, level::fillAttentionKernels>(isa)
 
 struct Tables {
-    KernelTable byIsa[4] = {SINKSCOPE_LEVEL_TABLE(isa_portable, Isa::Portable),
+    KernelTable byIsa[5] = {SINKSCOPE_LEVEL_TABLE(isa_portable, Isa::Portable),
                             SINKSCOPE_LEVEL_TABLE(isa_avx2, Isa::Avx2),
                             SINKSCOPE_LEVEL_TABLE(isa_avx512, Isa::Avx512),
-                            SINKSCOPE_LEVEL_TABLE(isa_avx512vnni, Isa::Avx512Vnni)};
+                            SINKSCOPE_LEVEL_TABLE(isa_avx512vnni, Isa::Avx512Vnni),
+                            SINKSCOPE_LEVEL_TABLE(isa_avx512amx, Isa::Avx512Amx)};
 };
 
 #undef SINKSCOPE_LEVEL_TABLE

@@ -6,6 +6,7 @@
 
 #include "gguf/quant_blocks.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace sinkscope::quant {
@@ -337,6 +338,41 @@ DotKernel referenceDotKernel(GgmlType weightType) {
     default:
         return nullptr;
     }
+}
+
+namespace {
+
+// The block's exact integer sum, w taken as ggml's AMX kernels take it: Q8_0's quants, Q4_0's
+// nibbles less 8.
+int32_t tileBlockSum(GgmlType weightType, const void* w, const void* a, int64_t b) {
+    const auto y = loadBlock<BlockQ8_0>(a, b);
+    int32_t sum = 0;
+    if (weightType == GgmlType::Q8_0) {
+        const auto x = loadBlock<BlockQ8_0>(w, b);
+        for (int j = 0; j < kBlockValues; ++j)
+            sum += x.qs[j] * y.qs[j];
+        return sum;
+    }
+    const auto x = loadBlock<BlockQ4_0>(w, b);
+    for (int j = 0; j < 16; ++j)
+        sum += ((x.qs[j] & 0x0f) - 8) * y.qs[j] + ((x.qs[j] >> 4) - 8) * y.qs[j + 16];
+    return sum;
+}
+
+} // namespace
+
+float referenceTileOrderDot(GgmlType weightType, const void* weights, const void* activations,
+                            int64_t blocks) {
+    float sum = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) {
+        const float scale = fp16ToFp32(loadBlock<BlockQ8_0>(activations, b).d);
+        const float weightScale = weightType == GgmlType::Q8_0
+                                      ? fp16ToFp32(loadBlock<BlockQ8_0>(weights, b).d)
+                                      : fp16ToFp32(loadBlock<BlockQ4_0>(weights, b).d);
+        sum = std::fma(static_cast<float>(tileBlockSum(weightType, weights, activations, b)),
+                       weightScale * scale, sum);
+    }
+    return sum;
 }
 
 } // namespace sinkscope::quant
