@@ -6,6 +6,9 @@
 #include "gguf/ggml_types.h"
 #include "model/quant_dot.h"
 
+#include <QtTest>
+
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -80,6 +83,20 @@ inline Bytes activationsFor(GgmlType type, const std::vector<float>& x) {
     Bytes bytes(*ggmlByteSize(activationType(type), x.size()));
     quantizeActivations(type, x.data(), bytes.data(), int64_t(x.size()));
     return bytes;
+}
+
+// Fails the running test unless `got` equals `expected` bit for bit (naming the first output that
+// differs).
+inline void requireSameBits(const std::vector<float>& got, const std::vector<float>& expected,
+                            const QString& what) {
+    QCOMPARE(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i)
+        QVERIFY2(std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(expected[i]),
+                 qPrintable(QStringLiteral("%1, output %2: %3, expected %4")
+                                .arg(what)
+                                .arg(i)
+                                .arg(got[i], 0, 'g', 9)
+                                .arg(expected[i], 0, 'g', 9)));
 }
 
 } // namespace sinkscope::test

@@ -24,9 +24,11 @@ namespace {
 constexpr int64_t kMaxConversations = 1 << 24;
 
 constexpr OptionSpec kOptions[] = {
-    {"--model"},     {"--suite"},           {"--sinks"},       {"--constrained"},   {"--call"},
-    {"--n-predict"}, {"--max-call-tokens"}, {"--limit"},       {"--kv-window"},     {"--kv-bits"},
-    {"--positions"}, {"--threads"},         {"--json", false}, {"--verbose", false}};
+    {"--model"},           {"--suite"},          {"--sinks"},
+    {"--constrained"},     {"--call"},           {"--n-predict"},
+    {"--max-call-tokens"}, {"--limit"},          {"--kv-window"},
+    {"--kv-bits"},         {"--positions"},      {"--threads"},
+    {"--json", false},     {"--verbose", false}, {"--arguments-from-message"}};
 
 constexpr Choice<bool> kSinksChoices[] = {{"on", true}, {"off", false}};
 
@@ -90,6 +92,7 @@ nlohmann::ordered_json reportJson(const EvalSummary& s, const SessionOptions& op
         {"positions", positionsText(options.positions)},
         {"kv_bits", options.kvBits},
         {"constrained", respond.constrained},
+        {"arguments_from_message", respond.argumentsFromMessage},
         {"call_policy", callPolicyName(respond.calls)},
         {"generated_tokens", s.generatedTokens},
         {"decode_tokens_per_s", tokensPerSecond(s.generatedTokens, s.decodeSeconds)},

@@ -94,6 +94,7 @@ int runCommand(CommandArgs args) {
                                                                     {"--tools"},
                                                                     {"--facts"},
                                                                     {"--constrained"},
+                                                                    {"--arguments-from-message"},
                                                                     {"--call"},
                                                                     {"--max-call-tokens"},
                                                                     {"--tools-in-system", false}}),

@@ -51,13 +51,16 @@ commands:
       sinkscope.position_mode); run, budget and eval-tools use them unless given here.
       With --tools FILE (a JSON array of tools, or a preset): [--facts TEXT]
       [--constrained on|off (on)] [--call auto|required|none (auto)] [--max-call-tokens N (192)]
-      [--tools-in-system]; --n-predict caps the turn (256). Pins the tools as sinks and answers
+      [--arguments-from-message on|off (off)] [--tools-in-system]; --n-predict caps the turn
+      (256). Pins the tools as sinks and answers
       one user turn, in the model's own chat template where it has one that renders tools;
       --json prints {type, function_calls, text, confidence, prefill_tokens_per_s,
       decode_tokens_per_s, error, attribution, mask_us_per_token, layout, template_family,
       tools_pinned, template_notice, call_format, ...}. The prompt defaults to a preset's query.
       --tools-in-system renders the tools in the system turn where the template can
       (tools_in_user_message, Llama-3.1/3.2) so they can be pinned: not how the model was trained.
+      --arguments-from-message on (constrained calls only) lets every string argument without a
+      minimum length be only a span of the user's latest message: copied words.
   budget (--model FILE | --layers L --kv-heads H --head-dim D --d-model M --sites S --max-seq N)
       [--kv-window W (the model's, else 0 = budget)]
       Prints the budget-derived KV window (and, for a model, its position mode) as JSON.
@@ -100,7 +103,7 @@ commands:
   eval-tools --model FILE --suite FILE [--sinks on|off (on)] [--constrained on|off (on)]
       [--call auto|required|none (auto)] [--n-predict N (256)] [--max-call-tokens N (192)]
       [--limit N (all)] [--kv-window W] [--kv-bits B] [--positions P] [--threads T] [--json]
-      [--verbose]
+      [--verbose] [--arguments-from-message on|off (off)]
       Runs each conversation of a JSONL suite ({"tools", "system", "turns": [{"query",
       "answers", "result"}]}, one per line) as one session, greedy, the window sliding across
       its turns; after each call the turn's result ({"status":"ok"} by default) goes back as
@@ -114,6 +117,8 @@ commands:
       (null where no turn qualifies), sink_slots (the largest session's), tool_block_resident
       (share of the block still cached at the end), decode_tokens_per_s, seconds, ...
       --verbose prints every turn on stderr. A bad suite line exits 3 naming the line.
+      --arguments-from-message as for run (reported as arguments_from_message): run the suite
+      with it on and off to compare.
   help
       Prints this text.
   --version

@@ -44,7 +44,7 @@ ToolsFile readToolsFile(const std::string& path) {
     return file;
 }
 
-constexpr Choice<bool> kConstrainedChoices[] = {{"on", true}, {"off", false}};
+constexpr Choice<bool> kOnOffChoices[] = {{"on", true}, {"off", false}};
 constexpr Choice<CallPolicy> kCallChoices[] = {
     {"auto", CallPolicy::Auto}, {"required", CallPolicy::Required}, {"none", CallPolicy::None}};
 
@@ -85,6 +85,7 @@ nlohmann::ordered_json report(const ToolChat& chat, const ToolResponse& response
         {"rerendered", chat.lastTurn().rerendered},
         {"rerender_reason", chat.lastTurn().rerenderReason},
         {"constrained", options.constrained},
+        {"arguments_from_message", options.argumentsFromMessage},
         {"call_policy", callPolicyName(options.calls)},
         {"call_text", response.callText},
         {"call_tokens", response.callTokens},
@@ -122,8 +123,13 @@ void printText(const ToolResponse& response) {
 RespondOptions respondOptionsFromArgs(const ParsedArgs& args, const SamplerOptions& sampler) {
     RespondOptions options;
     options.sampler = sampler;
-    options.constrained = parseChoice("--constrained", args.value("--constrained").value_or("on"),
-                                      kConstrainedChoices);
+    options.constrained =
+        parseChoice("--constrained", args.value("--constrained").value_or("on"), kOnOffChoices);
+    options.argumentsFromMessage =
+        parseChoice("--arguments-from-message",
+                    args.value("--arguments-from-message").value_or("off"), kOnOffChoices);
+    if (options.argumentsFromMessage && !options.constrained)
+        throw UsageError("--arguments-from-message on needs --constrained on");
     options.calls = parseChoice("--call", args.value("--call").value_or("auto"), kCallChoices);
     options.maxTokens =
         static_cast<int>(args.integer("--n-predict", options.maxTokens, 1, kMaxTurnTokens));

@@ -272,6 +272,8 @@ private:
         m_phase = Phase::Call;
         m_callOpened = true;
         m_decoder.emplace(m_context.grammar, m_context.trie, m_markers, m_endTokens);
+        if (m_options.argumentsFromMessage)
+            m_decoder->restrictStringsToSpansOf(m_context.userMessage);
     }
 
     void tallyAttention(int call) {

@@ -42,6 +42,10 @@ struct RespondOptions {
     // End-of-text and the end-of-turn marker are masked out: the turn runs to maxTokens (or ends
     // with a call), then is closed as usual. For watching the window slide.
     bool ignoreEndOfText = false;
+    // Constrained calls only: every string argument without a minimum length is a span of the
+    // user's latest message (TurnContext::userMessage), as JSON writes it: many arguments are
+    // words copied from the request. Off by default.
+    bool argumentsFromMessage = false;
 };
 
 // What a turn needs besides the session. Everything must outlive the call.
@@ -52,6 +56,7 @@ struct TurnContext {
     const TokenTrie& trie;      // of chat.tokenizer()
     const ToolBlock& block;     // fed at positions [0, block.tokens.size()): for attribution
     const CallFormat& format;   // how the model writes its calls
+    std::string_view userMessage = {}; // the latest user turn's text (argumentsFromMessage)
 };
 
 // The grammar options for the format with this vocabulary: its markers that are not tokens of

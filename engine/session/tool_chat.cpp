@@ -190,6 +190,13 @@ void ToolChat::followRender(const StepCallback& onStep) {
     m_lastTurn.replayedTokens = rebuilt.report.replayedTokens;
 }
 
+std::string_view ToolChat::latestUserText() const {
+    const std::vector<Turn>& turns = m_conversation.turns();
+    const auto user = std::find_if(turns.rbegin(), turns.rend(),
+                                   [](const Turn& turn) { return turn.role == TurnRole::User; });
+    return user == turns.rend() ? std::string_view() : std::string_view(user->text);
+}
+
 ToolResponse ToolChat::respond(std::span<const int32_t> prompt, const RespondOptions& options,
                                const StepCallback& onStep) {
     m_lastTurn.promptTokens = static_cast<int>(prompt.size());
@@ -198,7 +205,8 @@ ToolResponse ToolChat::respond(std::span<const int32_t> prompt, const RespondOpt
     m_lastTurn.prefillSeconds = secondsSince(start);
     start = Clock::now();
     const CallFormat format = m_template.callFormat();
-    const TurnContext context{m_template, m_tools, *m_grammar, m_trie, m_block, format};
+    const TurnContext context{m_template, m_tools, *m_grammar,      m_trie,
+                              m_block,    format,  latestUserText()};
     ToolResponse response = generateAssistantTurn(*m_session, logits, context, options, onStep);
     m_lastTurn.decodeSeconds = secondsSince(start);
     m_lastTurn.assistantTokens = static_cast<int>(response.tokens.size());

@@ -165,6 +165,8 @@ public:
     }
 
 private:
+    // The text of the conversation's latest user turn (empty before the first).
+    std::string_view latestUserText() const;
     // Prefills `prompt` (a turn already added to the conversation) and generates the answer.
     ToolResponse respond(std::span<const int32_t> prompt, const RespondOptions& options,
                          const StepCallback& onStep);

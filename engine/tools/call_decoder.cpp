@@ -184,6 +184,11 @@ bool CallDecoder::accept(int32_t token) {
     return true;
 }
 
+void CallDecoder::restrictStringsToSpansOf(std::string_view text) {
+    m_spanSource = std::make_shared<const SpanSource>(text);
+    m_matcher.restrictStringsToSpans(m_spanSource->view());
+}
+
 void CallDecoder::wrapUp() {
     if (m_wrappingUp) return;
     m_wrappingUp = true;

@@ -17,6 +17,7 @@
 #include "tools/token_trie.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -57,6 +58,9 @@ public:
     bool accept(int32_t token);
     // From now on allow only the shortest way to finish (see CallMatcher::completion()).
     void wrapUp();
+    // String arguments (those without a minimum length) must be spans of `text`, as JSON writes
+    // it (CallMatcher::restrictStringsToSpans): call before the call's first token.
+    void restrictStringsToSpansOf(std::string_view text);
     bool wrappingUp() const { return m_wrappingUp; }
     // Tokens the call needs at most to finish the shortest way (every byte can be a token).
     int tokensToFinish() const;
@@ -90,7 +94,9 @@ private:
     bool m_terminated = false; // the terminator token was taken
     bool m_wrappingUp = false;
     std::string m_wrapUpText; // the completion being written
-    size_t m_wrapUpDone = 0;  // bytes of it written
+    // The span source the matchers read (shared: its bytes must not move with the decoder)
+    std::shared_ptr<const SpanSource> m_spanSource;
+    size_t m_wrapUpDone = 0; // bytes of it written
 };
 
 } // namespace sinkscope

@@ -26,6 +26,7 @@ CallMatcher& CallMatcher::operator=(const CallMatcher& other) {
     m_grammar = other.m_grammar;
     m_depth = other.m_depth;
     m_callsDone = other.m_callsDone;
+    m_spanSource = other.m_spanSource;
     std::copy_n(other.m_frames.begin(), m_depth, m_frames.begin());
     return *this;
 }
@@ -197,7 +198,8 @@ void CallMatcher::afterBlock(Frame& root) const {
 
 int64_t CallMatcher::plainStringRoom() const {
     const Frame& frame = top();
-    if (frame.kind != FrameKind::String || frame.state != kStringBody) return -1;
+    if (frame.kind != FrameKind::String || frame.state != kStringBody || spanRestricted(frame))
+        return -1;
     return m_grammar->rules()[static_cast<size_t>(frame.rule)].maxChars - frame.count;
 }
 
@@ -427,6 +429,12 @@ CallMatcher::Preference CallMatcher::preferred(const Frame& frame) const {
         return firstByteOf(choiceFrame(m_grammar->rules()[static_cast<size_t>(frame.rule)].choice));
     case FrameKind::String: {
         const GrammarRule& rule = m_grammar->rules()[static_cast<size_t>(frame.rule)];
+        // A restricted string (minChars 0) closes from its body; inside an escape or a UTF-8
+        // sequence its span goes on with the source's next byte, which completes it.
+        if (spanRestricted(frame) && frame.state != kStringBody && frame.state != kStringOpen)
+            return Preference{
+                false, static_cast<uint8_t>(
+                           m_spanSource.text[static_cast<size_t>(frame.value + frame.fraction)])};
         switch (frame.state) {
         case kStringBody:
             return byte(frame.count < rule.minChars ? 'a' : '"');

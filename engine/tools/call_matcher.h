@@ -47,9 +47,19 @@ public:
     // budget runs out. Empty there.
     std::string completion() const;
     // When the next byte is inside a string's body (no escape or UTF-8 sequence open): how many
-    // more characters it may take. -1 otherwise. Lets the masker accept plain text tokens by
-    // their character count alone.
+    // more characters it may take. -1 otherwise, and in a span-restricted string. Lets the masker
+    // accept plain text tokens by their character count alone.
     int64_t plainStringRoom() const;
+
+    // From the next string on, every string value without a minimum length must be, byte for
+    // byte between its quotes, a span of the source's text that starts at one of its characters
+    // (SpanSource below: the user's message, so that free-text arguments are copied words). An
+    // empty source: no restriction. The source must outlive the matcher and its copies.
+    struct SpanView {
+        std::string_view text;   // as a JSON string body writes it
+        std::string_view starts; // [text.size()]: nonzero where a character begins
+    };
+    void restrictStringsToSpans(SpanView source) { m_spanSource = source; }
 
 private:
     // One open value. Fields by kind:
@@ -58,7 +68,9 @@ private:
     //   Object:  state, count = next property index
     //   Call:    state
     //   String:  state, count = characters, pending = UTF-8 continuation bytes due, low/high =
-    //            their allowed range, flag = a \u escape began with d/D (no surrogates)
+    //            their allowed range, flag = a \u escape began with d/D (no surrogates);
+    //            span-restricted: value = where the body's first occurrence in the span source
+    //            starts, fraction = the body's bytes
     //   Integer, Number: state, flag = negative, digits, value = integer part,
     //            fractionDigits, fraction = decimal digits as an integer
     //   Choice:  count = bytes matched, low/high = the alive literals [low, high)
@@ -100,6 +112,8 @@ private:
     Step stepObject(Frame& frame, uint8_t byte);
     Step stepCall(Frame& frame, uint8_t byte);
     Step stepString(Frame& frame, uint8_t byte) const;
+    bool spanRestricted(const Frame& frame) const;
+    bool extendSpan(Frame& frame, uint8_t byte) const;
     Step stepNumber(Frame& frame, uint8_t byte) const;
     Step stepChoice(Frame& frame, uint8_t byte) const;
     bool numberFeasible(const Frame& frame) const;
@@ -109,6 +123,16 @@ private:
     std::array<Frame, kMaxFrames> m_frames; // [m_depth] open values, the root first
     int m_depth = 0;
     int m_callsDone = 0;
+    SpanView m_spanSource; // restrictStringsToSpans
+};
+
+// The message a span-restricted matcher copies from, JSON-escaped (invalid UTF-8 replaced), with
+// where each of its characters begins (a span may not start inside an escape or a UTF-8 letter).
+struct SpanSource {
+    explicit SpanSource(std::string_view message);
+    CallMatcher::SpanView view() const { return {text, starts}; }
+    std::string text;
+    std::string starts;
 };
 
 } // namespace sinkscope

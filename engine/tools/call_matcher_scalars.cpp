@@ -4,6 +4,8 @@
 #include "text/utf8.h"
 #include "tools/call_matcher_states.h"
 
+#include <nlohmann/json.hpp>
+
 namespace sinkscope {
 
 using namespace call_matcher_states;
@@ -58,8 +60,51 @@ bool CallMatcher::canEnd(const Frame& frame) const {
         frame.flag ? -magnitude : magnitude);
 }
 
+SpanSource::SpanSource(std::string_view message) {
+    const std::string quoted = nlohmann::json(std::string(message))
+                                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    text = quoted.substr(1, quoted.size() - 2);
+    starts.assign(text.size(), 0);
+    for (size_t i = 0; i < text.size();) {
+        starts[i] = 1;
+        const auto byte = static_cast<uint8_t>(text[i]);
+        if (byte == '\\')
+            i += i + 1 < text.size() && text[i + 1] == 'u' ? 6 : 2; // \uXXXX or \n, \", ...
+        else if (const std::optional<Utf8Lead> lead = utf8Lead(byte))
+            i += 1 + static_cast<size_t>(lead->continuationBytes);
+        else
+            ++i;
+    }
+}
+
+bool CallMatcher::spanRestricted(const Frame& frame) const {
+    return !m_spanSource.text.empty() && frame.kind == FrameKind::String &&
+           m_grammar->rules()[static_cast<size_t>(frame.rule)].minChars == 0;
+}
+
+// The body so far is the source's text [value, value + fraction), its first occurrence that
+// starts at a character; the body with `byte` appended must occur so too, and its first such
+// occurrence starts at or after that one.
+bool CallMatcher::extendSpan(Frame& frame, uint8_t byte) const {
+    const std::string_view text = m_spanSource.text;
+    const auto length = static_cast<size_t>(frame.fraction);
+    const std::string_view body = text.substr(static_cast<size_t>(frame.value), length);
+    for (size_t start = static_cast<size_t>(frame.value); start + length < text.size(); ++start) {
+        if (m_spanSource.starts[start] == 0 || static_cast<uint8_t>(text[start + length]) != byte ||
+            text.compare(start, length, body) != 0)
+            continue;
+        frame.value = static_cast<int64_t>(start);
+        ++frame.fraction;
+        return true;
+    }
+    return false;
+}
+
 CallMatcher::Step CallMatcher::stepString(Frame& frame, uint8_t byte) const {
     const GrammarRule& rule = m_grammar->rules()[static_cast<size_t>(frame.rule)];
+    const bool closing = frame.state == kStringBody && byte == '"';
+    if (frame.state != kStringOpen && !closing && spanRestricted(frame) && !extendSpan(frame, byte))
+        return Step::Rejected;
     const auto startCharacter = [&](uint8_t state) {
         if (frame.count >= rule.maxChars) return Step::Rejected;
         ++frame.count;
@@ -70,6 +115,8 @@ CallMatcher::Step CallMatcher::stepString(Frame& frame, uint8_t byte) const {
     case kStringOpen:
         if (byte != '"') return Step::Rejected;
         frame.state = kStringBody;
+        frame.value = 0;
+        frame.fraction = 0;
         return Step::Accepted;
     case kStringBody:
         if (byte == '"') {

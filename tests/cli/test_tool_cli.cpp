@@ -126,6 +126,20 @@ private slots:
         QCOMPARE(free["constrained"].toBool(), false);
         QCOMPARE(free["type"].toString(), QString("call"));
         QCOMPARE(free["mask_us_per_token"].toDouble(), 0.0);
+        QCOMPARE(free["arguments_from_message"].toBool(), false);
+        // Copied arguments: every string the call writes is a span of the message.
+        const QString message = QStringLiteral("Email Ann about the quarterly report");
+        const QJsonObject copied =
+            runJson({"--tools", presetPath("email.json"), "--call", "required",
+                     "--arguments-from-message", "on", "--prompt", message});
+        QVERIFY(copied["arguments_from_message"].toBool());
+        QCOMPARE(copied["type"].toString(), QString("call"));
+        for (const QJsonValue call : copied["function_calls"].toArray()) {
+            const QJsonObject arguments = call.toObject()["arguments"].toObject();
+            for (auto it = arguments.begin(); it != arguments.end(); ++it)
+                if (it->isString())
+                    QVERIFY2(message.contains(it->toString()), qPrintable(it->toString()));
+        }
         const QJsonObject facts =
             runJson({"--tools", presetPath("currency.json"), "--facts", "Prices are in euros.",
                      "--call", "required", "--max-call-tokens", "1"});
@@ -227,6 +241,16 @@ private slots:
             << QStringList{"--prompt",      "hi",   "--tools", presetPath("email.json"),
                            "--constrained", "maybe"}
             << "option '--constrained': 'maybe' is not one of on, off";
+        QTest::newRow("copied arguments unconstrained")
+            << QStringList{"--prompt",
+                           "hi",
+                           "--tools",
+                           presetPath("email.json"),
+                           "--constrained",
+                           "off",
+                           "--arguments-from-message",
+                           "on"}
+            << "--arguments-from-message on needs --constrained on";
         QTest::newRow("call value")
             << QStringList{"--prompt", "hi",    "--tools", presetPath("email.json"),
                            "--call",   "always"}

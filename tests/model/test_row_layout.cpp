@@ -36,18 +36,6 @@ Bytes regrouped(const Bytes& rowMajor, int64_t rows, int64_t blocks) {
     return copy;
 }
 
-void requireSameBits(const std::vector<float>& got, const std::vector<float>& expected,
-                     const QString& what) {
-    QCOMPARE(got.size(), expected.size());
-    for (size_t i = 0; i < got.size(); ++i)
-        QVERIFY2(std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(expected[i]),
-                 qPrintable(QStringLiteral("%1, output %2: %3, expected %4")
-                                .arg(what)
-                                .arg(i)
-                                .arg(got[i], 0, 'g', 9)
-                                .arg(expected[i], 0, 'g', 9)));
-}
-
 // How many of the pages wholly inside [begin, begin + bytes) this process has mapped in
 // (/proc/self/pagemap's present bit, which every user may read).
 int64_t presentPages(const uint8_t* begin, size_t bytes) {

@@ -65,18 +65,6 @@ Bytes tokenActivations(int tokens, int64_t blocks, std::mt19937& generator, size
     return activations;
 }
 
-void requireSameBits(const std::vector<float>& got, const std::vector<float>& expected,
-                     const QString& what) {
-    QCOMPARE(got.size(), expected.size());
-    for (size_t i = 0; i < got.size(); ++i)
-        QVERIFY2(std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(expected[i]),
-                 qPrintable(QStringLiteral("%1, output %2: %3, expected %4")
-                                .arg(what)
-                                .arg(i)
-                                .arg(got[i], 0, 'g', 9)
-                                .arg(expected[i], 0, 'g', 9)));
-}
-
 // The AMX level's table, or nullptr (with a message) where this machine cannot run it.
 const KernelTable* amxKernels() {
     if (!isaSupported(Isa::Avx512Amx)) {
