@@ -124,6 +124,8 @@ void TestMainWindowConfig::settingsSurviveARestart() {
                           QPoint(6, stopAtNewline->height() / 2));
         auto* ignoreEos = panel->findChild<QCheckBox*>("ignoreEos");
         QTest::mouseClick(ignoreEos, Qt::LeftButton, {}, QPoint(6, ignoreEos->height() / 2));
+        auto* copied = panel->findChild<QCheckBox*>("argumentsFromMessage");
+        QTest::mouseClick(copied, Qt::LeftButton, {}, QPoint(6, copied->height() / 2));
 
         QTRY_VERIFY_WITH_TIMEOUT(window->sessionInfo().effectiveWindow == 48 &&
                                      window->sessionInfo().settings.kvBits == 16 &&
@@ -143,6 +145,7 @@ void TestMainWindowConfig::settingsSurviveARestart() {
     QCOMPARE(stored.engine.threads, 3);
     QCOMPARE(stored.limits.stopAtNewline, true); // the baseline had it off; the click turned it on
     QCOMPARE(stored.limits.ignoreEos, false);
+    QCOMPARE(stored.limits.argumentsFromMessage, true);
 
     WindowPtr restarted = openWindow();
     QVERIFY(restarted);
@@ -157,6 +160,7 @@ void TestMainWindowConfig::settingsSurviveARestart() {
     QCOMPARE(restarted->sessionInfo().settings.threads, 3);
     QVERIFY(panel->findChild<QCheckBox*>("stopAtNewline")->isChecked());
     QVERIFY(!panel->findChild<QCheckBox*>("ignoreEos")->isChecked());
+    QVERIFY(panel->findChild<QCheckBox*>("argumentsFromMessage")->isChecked());
     // And the engine runs with them.
     QCOMPARE(restarted->sessionInfo().effectiveWindow, 48);
     QCOMPARE(restarted->sessionInfo().settings.kvBits, 16);

@@ -188,16 +188,23 @@ QWidget* SettingsPanel::createGenerationGroup() {
     m_ignoreEos = new QCheckBox(
         tr("Keep going past end-of-text, no tool calls (watch the window slide)"), group);
     m_ignoreEos->setObjectName(QStringLiteral("ignoreEos"));
+    m_argumentsFromMessage =
+        new QCheckBox(tr("Text arguments only copy words of your message"), group);
+    m_argumentsFromMessage->setObjectName(QStringLiteral("argumentsFromMessage"));
+    m_argumentsFromMessage->setToolTip(
+        tr("A call's free-text string arguments must be spans of your latest message"));
 
     QFormLayout* form = valueForm(group);
     form->addRow(tr("Max new tokens"), m_maxNewTokens);
     form->addRow(tr("Tool calls"), m_calls);
     form->addRow(m_stopAtNewline);
     form->addRow(m_ignoreEos);
+    form->addRow(m_argumentsFromMessage);
 
     connect(m_maxNewTokens, &QSpinBox::valueChanged, this, &SettingsPanel::emitLimits);
     connect(m_stopAtNewline, &QCheckBox::toggled, this, &SettingsPanel::emitLimits);
     connect(m_ignoreEos, &QCheckBox::toggled, this, &SettingsPanel::emitLimits);
+    connect(m_argumentsFromMessage, &QCheckBox::toggled, this, &SettingsPanel::emitLimits);
     connect(m_calls, &QComboBox::activated, this, &SettingsPanel::emitLimits);
     return group;
 }
@@ -240,6 +247,7 @@ void SettingsPanel::setValues(const EngineSettings& engine, const GenerationLimi
     m_maxNewTokens->setValue(limits.maxNewTokens);
     m_stopAtNewline->setChecked(limits.stopAtNewline);
     m_ignoreEos->setChecked(limits.ignoreEos);
+    m_argumentsFromMessage->setChecked(limits.argumentsFromMessage);
     selectData(m_calls, int(limits.calls));
     m_probeEnabled->setChecked(engine.probe.enabled);
     // The ranges grow when a model is loaded; keep the stored values until then.
@@ -276,6 +284,7 @@ GenerationLimits SettingsPanel::generationLimits() const {
     limits.maxNewTokens = m_maxNewTokens->value();
     limits.stopAtNewline = m_stopAtNewline->isChecked();
     limits.ignoreEos = m_ignoreEos->isChecked();
+    limits.argumentsFromMessage = m_argumentsFromMessage->isChecked();
     limits.calls = CallPolicy(m_calls->currentData().toInt());
     return limits;
 }

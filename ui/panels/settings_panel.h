@@ -62,6 +62,7 @@ private:
     QSpinBox* m_maxNewTokens = nullptr;
     QCheckBox* m_stopAtNewline = nullptr;
     QCheckBox* m_ignoreEos = nullptr;
+    QCheckBox* m_argumentsFromMessage = nullptr;
     QComboBox* m_calls = nullptr;
     QSpinBox* m_threads = nullptr;
     QCheckBox* m_probeEnabled = nullptr;

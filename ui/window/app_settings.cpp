@@ -104,6 +104,9 @@ AppSettings AppSettings::load() {
         settings.value("generation/ignoreEos", defaults.limits.ignoreEos).toBool();
     loaded.limits.calls = callPolicyNamed(settings.value("generation/calls").toString())
                               .value_or(defaults.limits.calls);
+    loaded.limits.argumentsFromMessage =
+        settings.value("generation/argumentsFromMessage", defaults.limits.argumentsFromMessage)
+            .toBool();
     return loaded;
 }
 
@@ -134,6 +137,7 @@ void AppSettings::save() const {
     settings.setValue("generation/stopAtNewline", limits.stopAtNewline);
     settings.setValue("generation/ignoreEos", limits.ignoreEos);
     settings.setValue("generation/calls", QString::fromLatin1(callPolicyName(limits.calls)));
+    settings.setValue("generation/argumentsFromMessage", limits.argumentsFromMessage);
 }
 
 } // namespace sinkscope::ui

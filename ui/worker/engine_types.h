@@ -47,6 +47,8 @@ struct GenerationLimits {
     bool stopAtNewline = true;           // a reply in the plain layout ends at the end of its line
     bool ignoreEos = false;              // free-running text past end-of-text, no tool calls
     CallPolicy calls = CallPolicy::Auto; // whether the assistant may, must or must not call
+    // String arguments are spans of the user's message (RespondOptions::argumentsFromMessage)
+    bool argumentsFromMessage = false;
 };
 
 // How the chat frames the tools and the calls (chat/chat_template.h), for the tools tab, the

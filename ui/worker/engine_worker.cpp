@@ -74,6 +74,7 @@ RespondOptions respondOptionsFor(const EngineSettings& settings, const Generatio
     options.calls = limits.ignoreEos ? CallPolicy::None : limits.calls;
     options.maxTokens = limits.maxNewTokens;
     options.ignoreEndOfText = limits.ignoreEos;
+    options.argumentsFromMessage = limits.argumentsFromMessage;
     return options;
 }
 
