@@ -11,15 +11,6 @@ namespace {
 constexpr size_t kBlockBytes = sizeof(quant::BlockQ4_0);
 constexpr int kGroupValues = 4; // values per four-byte group of a tile
 
-size_t blockBytes(GgmlType type) {
-    return type == GgmlType::Q8_0 ? sizeof(quant::BlockQ8_0) : sizeof(quant::BlockQ4_0);
-}
-
-// The bytes of a tile before its scales.
-size_t tileQuantBytes(GgmlType type) {
-    return tileBytes(type) - kTileRows * sizeof(uint16_t);
-}
-
 size_t tileOffset(GgmlType type, int64_t blocks, int64_t r, int64_t b) {
     return static_cast<size_t>((r / kTileRows) * blocks + b) * tileBytes(type);
 }
@@ -76,12 +67,8 @@ bool canTile(GgmlType type, int64_t rows, int64_t blocks) {
            rows % kTiledMatrixRows == 0 && blocks > 0 && blocks <= kTileMaxBlocks;
 }
 
-size_t tileBytes(GgmlType type) {
-    return static_cast<size_t>(kTileRows) * blockBytes(type);
-}
-
 void tileRows(GgmlType type, const uint8_t* src, int64_t rows, int64_t blocks, uint8_t* dst) {
-    const size_t bytes = blockBytes(type);
+    const size_t bytes = tiledBlockBytes(type);
     const size_t rowBytes = static_cast<size_t>(blocks) * bytes;
     for (int64_t r = 0; r < rows; ++r) {
         const int n = static_cast<int>(r % kTileRows);

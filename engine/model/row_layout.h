@@ -4,6 +4,7 @@
 #pragma once
 
 #include "gguf/ggml_types.h"
+#include "gguf/quant_blocks.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -61,8 +62,17 @@ inline constexpr int64_t kTileMaxBlocks = 1024;
 // sum in its order), 1..kTileMaxBlocks blocks.
 bool canTile(GgmlType type, int64_t rows, int64_t blocks);
 
-// The bytes of one Tiles16 tile of `type` (Q8_0 or Q4_0): sixteen of its blocks.
-size_t tileBytes(GgmlType type);
+// The bytes of one Tiles16 block of `type` (Q8_0 or Q4_0), of its tile (sixteen blocks), and of
+// the tile's quants, before its sixteen f16 scales.
+constexpr size_t tiledBlockBytes(GgmlType type) {
+    return type == GgmlType::Q8_0 ? sizeof(quant::BlockQ8_0) : sizeof(quant::BlockQ4_0);
+}
+constexpr size_t tileBytes(GgmlType type) {
+    return kTileRows * tiledBlockBytes(type);
+}
+constexpr size_t tileQuantBytes(GgmlType type) {
+    return tileBytes(type) - kTileRows * sizeof(uint16_t);
+}
 
 // dst = src's rows ([rows][blocks] blocks of `type`, row-major) in RowLayout::Tiles16; both hold
 // rows * blocks * blockBytes. Requires Q8_0 or Q4_0 and rows a multiple of sixteen. Runs are

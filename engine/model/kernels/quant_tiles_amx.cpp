@@ -34,18 +34,12 @@ namespace {
 
 using avx2::halfAt;
 
-constexpr int kGroups = 8;                   // four-value groups per 32-value block
-constexpr size_t kActivationBlockBytes = 34; // Q8_0: f16 scale, 32 quants
-constexpr size_t kGroupSlabBytes = 64;       // one group of a tile's sixteen rows
-
-// The bytes of a tile before its sixteen f16 scales.
-constexpr size_t quantBytes(GgmlType type) {
-    return type == GgmlType::Q8_0 ? 512 : 256;
-}
-
-constexpr size_t bytesOfTile(GgmlType type) {
-    return quantBytes(type) + kTileRows * sizeof(uint16_t);
-}
+constexpr int kGroups = 8; // four-value groups per 32-value block
+constexpr size_t kActivationBlockBytes = sizeof(quant::BlockQ8_0);
+constexpr size_t kActivationQuantsAt = offsetof(quant::BlockQ8_0, qs);
+constexpr size_t kGroupSlabBytes = 64; // one group of a tile's sixteen rows
+// A Q4_0 tile unpacked to the signed bytes TDPBSSD reads: laid out as Q8_0's quants.
+constexpr size_t kSignedTileBytes = tileQuantBytes(GgmlType::Q8_0);
 
 // What VPDPBUSD adds beyond the signed products: it multiplies unsigned bytes, so Q8_0's quants
 // are taken as q + 128 and Q4_0's nibbles as they are (q + 8 for the value q): o * (sum of the
@@ -89,7 +83,7 @@ __m512i tileBlockSums(const uint8_t* tile, const uint8_t* activationQuants, int3
 
 __m512 weightScales(GgmlType type, const uint8_t* tile) {
     return _mm512_maskz_cvtph_ps(
-        0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + quantBytes(type))));
+        0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + tileQuantBytes(type))));
 }
 
 // Runs r0 .. r0 + Runs - 1 of a matrix, block by block: the runs share each activation block's
@@ -97,14 +91,14 @@ __m512 weightScales(GgmlType type, const uint8_t* tile) {
 template <GgmlType Type, int Runs>
 void decodeRuns(const uint8_t* tiles, int64_t blocks, const uint8_t* activations,
                 const int32_t* offsetSums, const float* scales, float* out, int64_t r0) {
-    constexpr size_t tileSize = bytesOfTile(Type);
+    constexpr size_t tileSize = tileBytes(Type);
     const size_t runBytes = static_cast<size_t>(blocks) * tileSize;
     const uint8_t* first = tiles + static_cast<size_t>(r0) * runBytes;
     __m512 sums[Runs];
     for (__m512& sum : sums)
         sum = _mm512_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* quants = activations + b * kActivationBlockBytes + 2;
+        const uint8_t* quants = activations + b * kActivationBlockBytes + kActivationQuantsAt;
         const __m512 activationScale = _mm512_set1_ps(scales[b]);
         for (int run = 0; run < Runs; ++run) {
             const uint8_t* tile = first + run * runBytes + static_cast<size_t>(b) * tileSize;
@@ -129,7 +123,8 @@ void tileRowsOf(const uint8_t* tiles, int64_t blocks, const void* activations, f
     int32_t offsetSums[kTileMaxBlocks];
     float scales[kTileMaxBlocks];
     for (int64_t b = 0; b < blocks; ++b) {
-        const auto* quants = reinterpret_cast<const int8_t*>(a + b * kActivationBlockBytes + 2);
+        const auto* quants =
+            reinterpret_cast<const int8_t*>(a + b * kActivationBlockBytes + kActivationQuantsAt);
         int32_t sum = 0;
         for (int j = 0; j < quant::kBlockValues; ++j)
             sum += quants[j];
@@ -253,10 +248,10 @@ void runTimesTokens(GgmlType type, int64_t blocks, const TokenTile& tokens, Weig
 // A run's Q4_0 tiles as the signed bytes TDPBSSD reads: [blocks][8 groups][16 rows][4 bytes].
 void unpackQ4_0Run(const uint8_t* run, int64_t blocks, int8_t* weights) {
     const __m512i low = _mm512_set1_epi8(0x0f), eight = _mm512_set1_epi8(8);
-    constexpr size_t tileSize = bytesOfTile(GgmlType::Q4_0);
+    constexpr size_t tileSize = tileBytes(GgmlType::Q4_0);
     for (int64_t b = 0; b < blocks; ++b) {
         const uint8_t* tile = run + static_cast<size_t>(b) * tileSize;
-        int8_t* block = weights + static_cast<size_t>(b) * quantBytes(GgmlType::Q8_0);
+        int8_t* block = weights + static_cast<size_t>(b) * kSignedTileBytes;
         for (int pair = 0; pair < kGroups / 2; ++pair) {
             const __m512i bytes = _mm512_loadu_si512(tile + pair * kGroupSlabBytes);
             const __m512i first = _mm512_sub_epi8(_mm512_and_si512(bytes, low), eight);
@@ -289,13 +284,13 @@ void tileGemm(GgmlType type, const uint8_t* tiles, int64_t blocks, const uint8_t
                 std::memcpy(scratch.lastTokens.data() + (b * kTileRows + m) * quant::kBlockValues,
                             activations +
                                 static_cast<size_t>(wholeTiles * kTileRows + m) * activationBytes +
-                                b * kActivationBlockBytes + 2,
+                                b * kActivationBlockBytes + kActivationQuantsAt,
                             quant::kBlockValues);
     }
-    if (type == GgmlType::Q4_0) scratch.weights.resize(blockCount * quantBytes(GgmlType::Q8_0));
+    if (type == GgmlType::Q4_0) scratch.weights.resize(blockCount * kSignedTileBytes);
     const TileConfig config;
     _tile_loadconfig(&config);
-    const size_t tileSize = bytesOfTile(type);
+    const size_t tileSize = tileBytes(type);
     for (int64_t r = rowBegin; r < rowEnd; r += kTileRows) {
         const uint8_t* run = tiles + static_cast<size_t>(r / kTileRows) * blockCount * tileSize;
         if (type == GgmlType::Q4_0) unpackQ4_0Run(run, blocks, scratch.weights.data());
@@ -305,7 +300,7 @@ void tileGemm(GgmlType type, const uint8_t* tiles, int64_t blocks, const uint8_t
         const auto tileOf = [&](int64_t b) { return run + static_cast<size_t>(b) * tileSize; };
         const auto unpacked = [&](int64_t b) {
             return reinterpret_cast<const uint8_t*>(scratch.weights.data()) +
-                   static_cast<size_t>(b) * quantBytes(GgmlType::Q8_0);
+                   static_cast<size_t>(b) * kSignedTileBytes;
         };
         for (int i = 0; i < tokenTiles; ++i) {
             const float* scales =
@@ -313,7 +308,7 @@ void tileGemm(GgmlType type, const uint8_t* tiles, int64_t blocks, const uint8_t
             const TokenTile tile =
                 i < wholeTiles
                     ? TokenTile{activations + static_cast<size_t>(i * kTileRows) * activationBytes +
-                                    2,
+                                    kActivationQuantsAt,
                                 kActivationBlockBytes, activationBytes, scales, kTileRows}
                     : TokenTile{scratch.lastTokens.data(), kTileRows * quant::kBlockValues,
                                 quant::kBlockValues, scales, rest};
