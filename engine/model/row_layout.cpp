@@ -2,6 +2,7 @@
 
 #include "gguf/quant_blocks.h"
 
+#include <cstddef>
 #include <cstring>
 
 namespace sinkscope {
@@ -10,23 +11,65 @@ namespace {
 
 constexpr size_t kBlockBytes = sizeof(quant::BlockQ4_0);
 constexpr int kGroupValues = 4; // values per four-byte group of a tile
+constexpr size_t kScaleBytes = sizeof(uint16_t);
 
 size_t tileOffset(GgmlType type, int64_t blocks, int64_t r, int64_t b) {
     return static_cast<size_t>((r / kTileRows) * blocks + b) * tileBytes(type);
 }
 
-// Q4_0 value k of a block (0..15, before the offset of 8): low nibbles hold values 0..15, high
-// nibbles 16..31.
-uint8_t q4_0Nibble(const quant::BlockQ4_0& block, int k) {
-    return k < 16 ? block.qs[k] & 0x0f : block.qs[k - 16] >> 4;
+// Value k of a block as its type stores it, before the type's offset: Q8_0's byte, Q4_0's nibble
+// (low nibbles hold values 0..15, high nibbles 16..31), Q5_0's nibble with its fifth bit from qh.
+uint8_t storedValue(GgmlType type, const uint8_t* block, int k) {
+    if (type == GgmlType::Q8_0) return block[kScaleBytes + k];
+    const size_t nibblesAt =
+        type == GgmlType::Q4_0 ? offsetof(quant::BlockQ4_0, qs) : offsetof(quant::BlockQ5_0, qs);
+    const uint8_t byte = block[nibblesAt + k % 16];
+    const uint8_t nibble = k < 16 ? byte & 0x0f : byte >> 4;
+    if (type == GgmlType::Q4_0) return nibble;
+    return static_cast<uint8_t>(nibble |
+                                quant::q5HighBit(block + offsetof(quant::BlockQ5_0, qh), k));
 }
 
-// Where value k of row n (of its run) lies in a tile: Q8_0's byte, or Q4_0's byte and nibble.
+// The byte of a tile that holds value k of row n (of its run): Q8_0's byte, or the nibble
+// byte of Q4_0 and Q5_0 (`highNibble` tells which half).
 size_t tileQuantAt(GgmlType type, int n, int k, bool& highNibble) {
     const int group = k / kGroupValues, within = k % kGroupValues;
     const int slab = type == GgmlType::Q8_0 ? group : group / 2;
-    highNibble = type == GgmlType::Q4_0 && group % 2 == 1;
+    highNibble = type != GgmlType::Q8_0 && group % 2 == 1;
     return static_cast<size_t>((slab * kTileRows + n) * kGroupValues + within);
+}
+
+// Q5_0's fifth bits (row_layout.h): one 64-bit word per group, bit 4n + i for value 4 group + i
+// of row n.
+int q5_0HighBit(int n, int k) {
+    return (k / kGroupValues) * 64 + n * kGroupValues + k % kGroupValues;
+}
+
+void setTileValue(GgmlType type, uint8_t* tile, int n, int k, uint8_t value) {
+    bool high = false;
+    uint8_t& at = tile[tileQuantAt(type, n, k, high)];
+    if (type == GgmlType::Q8_0) {
+        at = value;
+        return;
+    }
+    const uint8_t nibble = value & 0x0f;
+    at = high ? static_cast<uint8_t>((at & 0x0f) | nibble << 4)
+              : static_cast<uint8_t>((at & 0xf0) | nibble);
+    if (type != GgmlType::Q5_0) return;
+    const int bit = q5_0HighBit(n, k);
+    uint8_t& bits = tile[kQ5_0TileHighBitsAt + bit / 8];
+    bits = static_cast<uint8_t>((bits & ~(1 << bit % 8)) | (value >> 4) << bit % 8);
+}
+
+uint8_t tileValue(GgmlType type, const uint8_t* tile, int n, int k) {
+    bool high = false;
+    const uint8_t at = tile[tileQuantAt(type, n, k, high)];
+    if (type == GgmlType::Q8_0) return at;
+    const uint8_t nibble = high ? at >> 4 : at & 0x0f;
+    if (type != GgmlType::Q5_0) return nibble;
+    const int bit = q5_0HighBit(n, k);
+    return static_cast<uint8_t>(nibble | ((tile[kQ5_0TileHighBitsAt + bit / 8] >> bit % 8) & 1)
+                                             << 4);
 }
 
 } // namespace
@@ -63,8 +106,8 @@ void regroupQ4_0(const uint8_t* src, int64_t rows, int64_t blocks, uint8_t* dst)
 }
 
 bool canTile(GgmlType type, int64_t rows, int64_t blocks) {
-    return (type == GgmlType::Q8_0 || type == GgmlType::Q4_0) && rows > 0 &&
-           rows % kTiledMatrixRows == 0 && blocks > 0 && blocks <= kTileMaxBlocks;
+    return (type == GgmlType::Q8_0 || type == GgmlType::Q4_0 || type == GgmlType::Q5_0) &&
+           rows > 0 && rows % kTiledMatrixRows == 0 && blocks > 0 && blocks <= kTileMaxBlocks;
 }
 
 void tileRows(GgmlType type, const uint8_t* src, int64_t rows, int64_t blocks, uint8_t* dst) {
@@ -75,20 +118,9 @@ void tileRows(GgmlType type, const uint8_t* src, int64_t rows, int64_t blocks, u
         for (int64_t b = 0; b < blocks; ++b) {
             const uint8_t* block = src + static_cast<size_t>(r) * rowBytes + b * bytes;
             uint8_t* tile = dst + tileOffset(type, blocks, r, b);
-            std::memcpy(tile + tileQuantBytes(type) + n * sizeof(uint16_t), block,
-                        sizeof(uint16_t));
-            quant::BlockQ4_0 q4{};
-            if (type == GgmlType::Q4_0) std::memcpy(&q4, block, sizeof q4);
-            for (int k = 0; k < 32; ++k) {
-                bool high = false;
-                uint8_t& at = tile[tileQuantAt(type, n, k, high)];
-                if (type == GgmlType::Q8_0)
-                    at = block[sizeof(uint16_t) + k];
-                else if (high)
-                    at = static_cast<uint8_t>((at & 0x0f) | (q4_0Nibble(q4, k) << 4));
-                else
-                    at = static_cast<uint8_t>((at & 0xf0) | q4_0Nibble(q4, k));
-            }
+            std::memcpy(tile + tileQuantBytes(type) + n * kScaleBytes, block, kScaleBytes);
+            for (int k = 0; k < quant::kBlockValues; ++k)
+                setTileValue(type, tile, n, k, storedValue(type, block, k));
         }
     }
 }
@@ -97,19 +129,23 @@ void untileBlock(GgmlType type, const uint8_t* tiles, int64_t blocks, int64_t r,
                  uint8_t* block) {
     const int n = static_cast<int>(r % kTileRows);
     const uint8_t* tile = tiles + tileOffset(type, blocks, r, b);
-    std::memcpy(block, tile + tileQuantBytes(type) + n * sizeof(uint16_t), sizeof(uint16_t));
-    uint8_t values[32];
-    for (int k = 0; k < 32; ++k) {
-        bool high = false;
-        const uint8_t at = tile[tileQuantAt(type, n, k, high)];
-        values[k] = type == GgmlType::Q8_0 ? at : high ? at >> 4 : at & 0x0f;
-    }
+    std::memcpy(block, tile + tileQuantBytes(type) + n * kScaleBytes, kScaleBytes);
+    uint8_t values[quant::kBlockValues];
+    for (int k = 0; k < quant::kBlockValues; ++k)
+        values[k] = tileValue(type, tile, n, k);
     if (type == GgmlType::Q8_0) {
-        std::memcpy(block + sizeof(uint16_t), values, 32);
+        std::memcpy(block + kScaleBytes, values, sizeof values);
         return;
     }
+    uint8_t* nibbles = block + (type == GgmlType::Q4_0 ? offsetof(quant::BlockQ4_0, qs)
+                                                       : offsetof(quant::BlockQ5_0, qs));
     for (int k = 0; k < 16; ++k)
-        block[sizeof(uint16_t) + k] = static_cast<uint8_t>(values[k] | (values[k + 16] << 4));
+        nibbles[k] = static_cast<uint8_t>((values[k] & 0x0f) | (values[k + 16] & 0x0f) << 4);
+    if (type != GgmlType::Q5_0) return;
+    uint8_t* high = block + offsetof(quant::BlockQ5_0, qh);
+    std::memset(high, 0, sizeof quant::BlockQ5_0::qh);
+    for (int k = 0; k < quant::kBlockValues; ++k)
+        high[k / 8] = static_cast<uint8_t>(high[k / 8] | (values[k] >> 4) << k % 8);
 }
 
 } // namespace sinkscope

@@ -1,8 +1,8 @@
-// RowLayout::Tiles16 (model/row_layout.h): the tiled copy holds every block of Q8_0 and Q4_0
-// matrices; its AMX kernels give, bit for bit, the scalar reference of llama.cpp's AMX float order
-// (quant::referenceTileOrderDot), decoding and prefill alike; products and embedding lookups take
-// the layout; a model opened on a CPU with AMX uses it, and its batched prefill equals token by
-// token decoding exactly.
+// RowLayout::Tiles16 (model/row_layout.h): the tiled copy holds every block of Q8_0, Q4_0 and
+// Q5_0 matrices; its AMX kernels give, bit for bit, the scalar reference of llama.cpp's AMX float
+// order (quant::referenceTileOrderDot), decoding and prefill alike; products and embedding lookups
+// take the layout; a model opened on a CPU with AMX uses it, and its batched prefill equals token
+// by token decoding exactly.
 #include "model/kernels/cpu_isa.h"
 #include "model/kernels/kernel_table.h"
 #include "model/kernels/quant_dot_kernels.h"
@@ -28,19 +28,28 @@ using namespace sinkscope::test;
 
 namespace {
 
-constexpr GgmlType kTileTypes[] = {GgmlType::Q8_0, GgmlType::Q4_0};
+constexpr GgmlType kTileTypes[] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0};
 
 size_t blockBytesOf(GgmlType type) {
     return static_cast<size_t>(ggmlBlockBytes(type));
 }
 
-// A random matrix of `type` whose Q8_0 quants include -128 and 127 (the ends that VPDPBUSD's
-// unsigned operand must take exactly) and whose Q4_0 nibbles include 0 and 15.
+// A random matrix of `type` whose values include both ends of the type's range (the ends that
+// VPDPBUSD's unsigned operand must take exactly): Q8_0's -128 and 127, Q4_0's nibbles 0 and 15,
+// Q5_0's 0 and 31 (values 0 and 8 of every seventh block: nibbles 15 and 0, fifth bits set and
+// clear).
 Bytes randomMatrix(GgmlType type, int64_t rows, int64_t blocks, float spread,
                    std::mt19937& generator) {
     Bytes matrix = randomRow(type, rows * blocks * 32, spread, generator);
     const size_t bytes = blockBytesOf(type);
     for (size_t block = 0; block + bytes <= matrix.size(); block += 7 * bytes) {
+        if (type == GgmlType::Q5_0) {
+            matrix[block + 2] = 0xff;  // fifth bits of values 0..7
+            matrix[block + 3] = 0x00;  // and of 8..15
+            matrix[block + 6] = 0xff;  // values 0 and 16
+            matrix[block + 14] = 0x00; // values 8 and 24
+            continue;
+        }
         matrix[block + 2] = type == GgmlType::Q8_0 ? 0x80 : 0x0f;
         matrix[block + 3] = type == GgmlType::Q8_0 ? 0x7f : 0xf0;
     }
@@ -109,14 +118,20 @@ void TestTileLayout::everyBlockComesBackFromItsTile() {
                                    .arg(b)));
             }
         // Row 17 is row 1 of the second run: in block 2's tile, Q8_0's values 4..7 follow row
-        // 16's in the second group; Q4_0's first byte holds value 0 low and value 4 high.
+        // 16's in the second group; Q4_0's and Q5_0's first byte holds value 0 low and value 4
+        // high, and Q5_0's fifth bit of value 5 is bit 4 + 1 of group 1's word.
         const size_t tile = (1 * blocks + 2) * tileBytes(type);
-        const uint8_t* original = matrix.data() + (17 * blocks + 2) * bytes + 2;
+        const uint8_t* block = matrix.data() + (17 * blocks + 2) * bytes;
         if (type == GgmlType::Q8_0) {
-            QVERIFY(std::memcmp(copy.data() + tile + 64 + 4, original + 4, 4) == 0);
+            QVERIFY(std::memcmp(copy.data() + tile + 64 + 4, block + 2 + 4, 4) == 0);
         } else {
-            QCOMPARE(copy[tile + 4] & 0x0f, original[0] & 0x0f);
-            QCOMPARE(copy[tile + 4] >> 4, original[4] & 0x0f);
+            const uint8_t* nibbles = block + (type == GgmlType::Q5_0 ? 6 : 2);
+            QCOMPARE(copy[tile + 4] & 0x0f, nibbles[0] & 0x0f);
+            QCOMPARE(copy[tile + 4] >> 4, nibbles[4] & 0x0f);
+        }
+        if (type == GgmlType::Q5_0) {
+            QCOMPARE(kQ5_0TileHighBitsAt, size_t{256});
+            QCOMPARE((copy[tile + kQ5_0TileHighBitsAt + 8] >> 5) & 1, (block[2] >> 5) & 1);
         }
         // A slice of whole runs tiles on its own into its part of the whole copy.
         const size_t rowBytes = blocks * bytes;
@@ -131,7 +146,7 @@ void TestTileLayout::everyBlockComesBackFromItsTile() {
         QVERIFY(!canTile(type, 0, 4));
         QVERIFY(!canTile(type, 32, kTileMaxBlocks + 1));
     }
-    QVERIFY(!canTile(GgmlType::Q5_0, 32, 4));
+    QVERIFY(!canTile(GgmlType::Q5_1, 32, 4));
     QVERIFY(!canTile(GgmlType::Q4_K, 32, 8));
 }
 
@@ -308,9 +323,9 @@ void TestTileLayout::layoutsThatCannotHoldAMatrixAreRefused() {
     std::vector<std::byte> scratch;
     const std::vector<float> x(64, 1.0f);
     std::vector<float> out(48);
-    const Bytes q5(32 * 2 * 22), q8(48 * 2 * 34);
+    const Bytes q5(32 * 2 * 24), q8(48 * 2 * 34);
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                             quantMatvec(GgmlType::Q5_0, q5.data(), 32, 64, x.data(), out.data(),
+                             quantMatvec(GgmlType::Q5_1, q5.data(), 32, 64, x.data(), out.data(),
                                          scratch, nullptr, RowLayout::Tiles16));
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
                              quantMatvec(GgmlType::Q8_0, q8.data(), 48, 64, x.data(), out.data(),
@@ -322,8 +337,8 @@ void TestTileLayout::layoutsThatCannotHoldAMatrixAreRefused() {
     }
 }
 
-// Q8_0 and Q4_0 models opened from a file: on a CPU with AMX every product matrix is tiled (the
-// tied embedding reads the output's copy), and one prefill of a prompt gives, bit for bit, the
+// Q8_0, Q4_0 and Q5_0 models opened from a file: on a CPU with AMX every product matrix is tiled
+// (the tied embedding reads the output's copy), and one prefill of a prompt gives, bit for bit, the
 // logits of feeding it token by token.
 void TestTileLayout::loadedModelsTileAndPrefillEqualsDecoding() {
     QTemporaryDir dir;

@@ -62,10 +62,10 @@ struct KernelTable {
     void (*q4_0x8Gemm)(const uint8_t* rows, int64_t blocks, const uint8_t* activations,
                        size_t activationBytes, int tokens, float* out, size_t outStride,
                        int64_t rowBegin, int64_t rowEnd) = nullptr;
-    // Q8_0 and Q4_0 rows in RowLayout::Tiles16 (model/row_layout.h; rowBegin and rowEnd multiples
-    // of sixteen, at most kTileMaxBlocks blocks), summed in the float order of llama.cpp's AMX
-    // kernels (quant::referenceTileOrderDot): out[r] for one token, and out[t * outStride + r]
-    // for `tokens` tokens, bit for bit the same. nullptr below the AMX level.
+    // Q8_0, Q4_0 and Q5_0 rows in RowLayout::Tiles16 (model/row_layout.h; rowBegin and rowEnd
+    // multiples of sixteen, at most kTileMaxBlocks blocks), summed in the float order of
+    // llama.cpp's AMX kernels (quant::referenceTileOrderDot): out[r] for one token, and out[t *
+    // outStride + r] for `tokens` tokens, bit for bit the same. nullptr below the AMX level.
     void (*tileRows)(GgmlType type, const uint8_t* tiles, int64_t blocks, const void* activations,
                      float* out, int64_t rowBegin, int64_t rowEnd) = nullptr;
     void (*tileGemm)(GgmlType type, const uint8_t* tiles, int64_t blocks,

@@ -34,10 +34,10 @@ void dotRows(const uint8_t* rows, size_t rowBytes, int64_t blocks, const void* a
 // nullptr for a type without a dot (quantDotSupported false).
 DotKernel referenceDotKernel(GgmlType weightType);
 
-// The dot of a Q8_0 or Q4_0 row (row-major blocks) with Q8_0 activations in the float order of
-// llama.cpp's AMX kernels, which the RowLayout::Tiles16 kernels follow (model/row_layout.h): each
-// block's exact integer sum, then sum = fma(float(integer sum), weight scale * activation scale,
-// sum) from 0, block after block.
+// The dot of a Q8_0, Q4_0 or Q5_0 row (row-major blocks) with Q8_0 activations in the float order
+// of llama.cpp's AMX kernels, which the RowLayout::Tiles16 kernels follow (model/row_layout.h):
+// each block's exact integer sum, then sum = fma(float(integer sum), weight scale * activation
+// scale, sum) from 0, block after block.
 float referenceTileOrderDot(GgmlType weightType, const void* weights, const void* activations,
                             int64_t blocks);
 

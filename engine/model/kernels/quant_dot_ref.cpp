@@ -343,7 +343,7 @@ DotKernel referenceDotKernel(GgmlType weightType) {
 namespace {
 
 // The block's exact integer sum, w taken as ggml's AMX kernels take it: Q8_0's quants, Q4_0's
-// nibbles less 8.
+// nibbles less 8, Q5_0's five bits less 16.
 int32_t tileBlockSum(GgmlType weightType, const void* w, const void* a, int64_t b) {
     const auto y = loadBlock<BlockQ8_0>(a, b);
     int32_t sum = 0;
@@ -353,10 +353,25 @@ int32_t tileBlockSum(GgmlType weightType, const void* w, const void* a, int64_t 
             sum += x.qs[j] * y.qs[j];
         return sum;
     }
+    if (weightType == GgmlType::Q5_0) {
+        const auto x = loadBlock<BlockQ5_0>(w, b);
+        for (int j = 0; j < 16; ++j)
+            sum += (((x.qs[j] & 0x0f) | q5HighBit(x.qh, j)) - 16) * y.qs[j] +
+                   (((x.qs[j] >> 4) | q5HighBit(x.qh, j + 16)) - 16) * y.qs[j + 16];
+        return sum;
+    }
     const auto x = loadBlock<BlockQ4_0>(w, b);
     for (int j = 0; j < 16; ++j)
         sum += ((x.qs[j] & 0x0f) - 8) * y.qs[j] + ((x.qs[j] >> 4) - 8) * y.qs[j + 16];
     return sum;
+}
+
+// A block's f16 scale: the first field of every block type here.
+float weightScaleOf(GgmlType weightType, const void* w, int64_t b) {
+    uint16_t half;
+    std::memcpy(&half, static_cast<const uint8_t*>(w) + b * ggmlBlockBytes(weightType),
+                sizeof half);
+    return fp16ToFp32(half);
 }
 
 } // namespace
@@ -366,11 +381,8 @@ float referenceTileOrderDot(GgmlType weightType, const void* weights, const void
     float sum = 0.0f;
     for (int64_t b = 0; b < blocks; ++b) {
         const float scale = fp16ToFp32(loadBlock<BlockQ8_0>(activations, b).d);
-        const float weightScale = weightType == GgmlType::Q8_0
-                                      ? fp16ToFp32(loadBlock<BlockQ8_0>(weights, b).d)
-                                      : fp16ToFp32(loadBlock<BlockQ4_0>(weights, b).d);
         sum = std::fma(static_cast<float>(tileBlockSum(weightType, weights, activations, b)),
-                       weightScale * scale, sum);
+                       weightScaleOf(weightType, weights, b) * scale, sum);
     }
     return sum;
 }

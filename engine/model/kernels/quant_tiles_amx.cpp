@@ -1,8 +1,9 @@
-// A kernel source (model/kernels/kernel_isa_begin.h): the products of Q8_0 and Q4_0 matrices in
-// RowLayout::Tiles16 (model/row_layout.h), for the AMX level; the other levels' builds of this
-// file are empty.
+// A kernel source (model/kernels/kernel_isa_begin.h): the products of Q8_0, Q4_0 and Q5_0
+// matrices in RowLayout::Tiles16 (model/row_layout.h), for the AMX level; the other levels'
+// builds of this file are empty.
 //
-// Both kernels compute what llama.cpp's AMX backend computes: each block's exact integer sum,
+// Both kernels compute what llama.cpp's AMX backend computes for Q8_0 and Q4_0 (it has no Q5_0
+// kernel; Q5_0 takes the same order here): each block's exact integer sum,
 // then one float multiply-add per block and output, sum = fma(float(integer sum), weight scale *
 // activation scale, sum) from 0, blocks in order (quant::referenceTileOrderDot). Decoding takes a
 // tile's sixteen rows in the sixteen 32-bit lanes of VPDPBUSD; prefill multiplies sixteen tokens
@@ -38,20 +39,45 @@ constexpr int kGroups = 8; // four-value groups per 32-value block
 constexpr size_t kActivationBlockBytes = sizeof(quant::BlockQ8_0);
 constexpr size_t kActivationQuantsAt = offsetof(quant::BlockQ8_0, qs);
 constexpr size_t kGroupSlabBytes = 64; // one group of a tile's sixteen rows
-// A Q4_0 tile unpacked to the signed bytes TDPBSSD reads: laid out as Q8_0's quants.
+// A Q4_0 or Q5_0 tile unpacked to the signed bytes TDPBSSD reads: laid out as Q8_0's quants.
 constexpr size_t kSignedTileBytes = tileQuantBytes(GgmlType::Q8_0);
 
 // What VPDPBUSD adds beyond the signed products: it multiplies unsigned bytes, so Q8_0's quants
-// are taken as q + 128 and Q4_0's nibbles as they are (q + 8 for the value q): o * (sum of the
-// block's activation quants) comes off each lane.
+// are taken as q + 128, Q4_0's nibbles as they are (q + 8 for the value q) and Q5_0's five bits
+// likewise (q + 16): o * (sum of the block's activation quants) comes off each lane.
 constexpr int32_t unsignedOffset(GgmlType type) {
-    return type == GgmlType::Q8_0 ? 128 : 8;
+    switch (type) {
+    case GgmlType::Q8_0:
+        return 128;
+    case GgmlType::Q5_0:
+        return 16;
+    default:
+        return 8;
+    }
 }
 
 __m512i groupOf(const uint8_t* activationQuants, int g) {
     int32_t four;
     std::memcpy(&four, activationQuants + 4 * g, sizeof four);
     return _mm512_set1_epi32(four);
+}
+
+// Group pair p of a Q4_0 or Q5_0 tile as unsigned values, [16 rows][4 values] each: groups 2p
+// (the nibbles' low halves) and 2p + 1 (their high halves); Q5_0 adds 16 where a value's fifth
+// bit is set, the bits of a group being the byte mask of its 64 values.
+template <GgmlType Type>
+void pairValues(const uint8_t* tile, int p, __m512i& first, __m512i& second) {
+    const __m512i low = _mm512_set1_epi8(0x0f);
+    const __m512i bytes = _mm512_loadu_si512(tile + p * kGroupSlabBytes);
+    first = _mm512_and_si512(bytes, low);
+    second = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), low);
+    if constexpr (Type == GgmlType::Q5_0) {
+        const __m512i fifth = _mm512_set1_epi8(0x10);
+        uint64_t bits[2];
+        std::memcpy(bits, tile + kQ5_0TileHighBitsAt + 2 * p * sizeof(uint64_t), sizeof bits);
+        first = _mm512_mask_add_epi8(first, _cvtu64_mask64(bits[0]), first, fifth);
+        second = _mm512_mask_add_epi8(second, _cvtu64_mask64(bits[1]), second, fifth);
+    }
 }
 
 // Lane n: the exact integer sum of row n of a tile's block with one activation block's quants.
@@ -69,13 +95,11 @@ __m512i tileBlockSums(const uint8_t* tile, const uint8_t* activationQuants, int3
                                       groupOf(activationQuants, g + 1));
         }
     } else {
-        const __m512i low = _mm512_set1_epi8(0x0f);
-        for (int pair = 0; pair < kGroups / 2; ++pair) {
-            const __m512i bytes = _mm512_loadu_si512(tile + pair * kGroupSlabBytes);
-            even = _mm512_dpbusd_epi32(even, _mm512_and_si512(bytes, low),
-                                       groupOf(activationQuants, 2 * pair));
-            odd = _mm512_dpbusd_epi32(odd, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), low),
-                                      groupOf(activationQuants, 2 * pair + 1));
+        for (int p = 0; p < kGroups / 2; ++p) {
+            __m512i first, second;
+            pairValues<Type>(tile, p, first, second);
+            even = _mm512_dpbusd_epi32(even, first, groupOf(activationQuants, 2 * p));
+            odd = _mm512_dpbusd_epi32(odd, second, groupOf(activationQuants, 2 * p + 1));
         }
     }
     return _mm512_sub_epi32(_mm512_add_epi32(even, odd), _mm512_set1_epi32(offsetSum));
@@ -141,10 +165,14 @@ void tileRowsOf(const uint8_t* tiles, int64_t blocks, const void* activations, f
 
 void tileRows(GgmlType type, const uint8_t* tiles, int64_t blocks, const void* activations,
               float* out, int64_t rowBegin, int64_t rowEnd) {
-    if (type == GgmlType::Q8_0)
-        tileRowsOf<GgmlType::Q8_0>(tiles, blocks, activations, out, rowBegin, rowEnd);
-    else
-        tileRowsOf<GgmlType::Q4_0>(tiles, blocks, activations, out, rowBegin, rowEnd);
+    switch (type) {
+    case GgmlType::Q8_0:
+        return tileRowsOf<GgmlType::Q8_0>(tiles, blocks, activations, out, rowBegin, rowEnd);
+    case GgmlType::Q5_0:
+        return tileRowsOf<GgmlType::Q5_0>(tiles, blocks, activations, out, rowBegin, rowEnd);
+    default:
+        return tileRowsOf<GgmlType::Q4_0>(tiles, blocks, activations, out, rowBegin, rowEnd);
+    }
 }
 
 // The tile registers' shapes (the LDTILECFG operand, palette 1). Two of each kind, so that one
@@ -185,7 +213,7 @@ struct TokenTile {
 
 // A thread's scratch for one call (grown once, then reused).
 struct GemmScratch {
-    std::vector<int8_t> weights;     // Q4_0: a run's tiles as signed bytes, [blocks][8][16][4]
+    std::vector<int8_t> weights; // Q4_0, Q5_0: a run's tiles as signed bytes, [blocks][8][16][4]
     std::vector<uint8_t> lastTokens; // a partial last tile's quants, zero-padded [blocks][16][32]
     std::vector<float> scales;       // [token tiles][blocks][16]
 };
@@ -245,25 +273,26 @@ void runTimesTokens(GgmlType type, int64_t blocks, const TokenTile& tokens, Weig
         _mm512_storeu_ps(out + static_cast<size_t>(m) * outStride, sums[m]);
 }
 
-// A run's Q4_0 tiles as the signed bytes TDPBSSD reads: [blocks][8 groups][16 rows][4 bytes].
-void unpackQ4_0Run(const uint8_t* run, int64_t blocks, int8_t* weights) {
-    const __m512i low = _mm512_set1_epi8(0x0f), eight = _mm512_set1_epi8(8);
-    constexpr size_t tileSize = tileBytes(GgmlType::Q4_0);
+// A run's Q4_0 or Q5_0 tiles as the signed bytes TDPBSSD reads: [blocks][8 groups][16 rows][4
+// bytes].
+template <GgmlType Type> void unpackRun(const uint8_t* run, int64_t blocks, int8_t* weights) {
+    const __m512i offset = _mm512_set1_epi8(static_cast<char>(unsignedOffset(Type)));
+    constexpr size_t tileSize = tileBytes(Type);
     for (int64_t b = 0; b < blocks; ++b) {
         const uint8_t* tile = run + static_cast<size_t>(b) * tileSize;
         int8_t* block = weights + static_cast<size_t>(b) * kSignedTileBytes;
-        for (int pair = 0; pair < kGroups / 2; ++pair) {
-            const __m512i bytes = _mm512_loadu_si512(tile + pair * kGroupSlabBytes);
-            const __m512i first = _mm512_sub_epi8(_mm512_and_si512(bytes, low), eight);
-            const __m512i second =
-                _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(bytes, 4), low), eight);
-            _mm512_storeu_si512(block + 2 * pair * kGroupSlabBytes, first);
-            _mm512_storeu_si512(block + (2 * pair + 1) * kGroupSlabBytes, second);
+        for (int p = 0; p < kGroups / 2; ++p) {
+            __m512i first, second;
+            pairValues<Type>(tile, p, first, second);
+            _mm512_storeu_si512(block + 2 * p * kGroupSlabBytes, _mm512_sub_epi8(first, offset));
+            _mm512_storeu_si512(block + (2 * p + 1) * kGroupSlabBytes,
+                                _mm512_sub_epi8(second, offset));
         }
     }
 }
 
-// Prefill: each run of sixteen rows (its Q4_0 tiles unpacked once) against every token tile.
+// Prefill: each run of sixteen rows (its Q4_0 or Q5_0 tiles unpacked once) against every token
+// tile.
 void tileGemm(GgmlType type, const uint8_t* tiles, int64_t blocks, const uint8_t* activations,
               size_t activationBytes, int tokens, float* out, size_t outStride, int64_t rowBegin,
               int64_t rowEnd) {
@@ -287,13 +316,15 @@ void tileGemm(GgmlType type, const uint8_t* tiles, int64_t blocks, const uint8_t
                                 b * kActivationBlockBytes + kActivationQuantsAt,
                             quant::kBlockValues);
     }
-    if (type == GgmlType::Q4_0) scratch.weights.resize(blockCount * kSignedTileBytes);
+    const bool unpacks = type != GgmlType::Q8_0;
+    if (unpacks) scratch.weights.resize(blockCount * kSignedTileBytes);
     const TileConfig config;
     _tile_loadconfig(&config);
     const size_t tileSize = tileBytes(type);
     for (int64_t r = rowBegin; r < rowEnd; r += kTileRows) {
         const uint8_t* run = tiles + static_cast<size_t>(r / kTileRows) * blockCount * tileSize;
-        if (type == GgmlType::Q4_0) unpackQ4_0Run(run, blocks, scratch.weights.data());
+        if (type == GgmlType::Q4_0) unpackRun<GgmlType::Q4_0>(run, blocks, scratch.weights.data());
+        if (type == GgmlType::Q5_0) unpackRun<GgmlType::Q5_0>(run, blocks, scratch.weights.data());
         // GCC's tile loads are asm that does not tell the compiler it reads memory: the scratch
         // written above must be in memory before them.
         __asm__ volatile("" ::: "memory");
@@ -313,10 +344,10 @@ void tileGemm(GgmlType type, const uint8_t* tiles, int64_t blocks, const uint8_t
                     : TokenTile{scratch.lastTokens.data(), kTileRows * quant::kBlockValues,
                                 quant::kBlockValues, scales, rest};
             float* at = out + static_cast<size_t>(i * kTileRows) * outStride + r;
-            if (type == GgmlType::Q8_0)
-                runTimesTokens(type, blocks, tile, tileOf, tileOf, at, outStride);
-            else
+            if (unpacks)
                 runTimesTokens(type, blocks, tile, unpacked, tileOf, at, outStride);
+            else
+                runTimesTokens(type, blocks, tile, tileOf, tileOf, at, outStride);
         }
     }
     _tile_release();
