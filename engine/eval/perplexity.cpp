@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace sinkscope {
 
@@ -33,17 +34,19 @@ PerplexityResult chunkedPerplexity(const Model& model, std::span<const int32_t> 
     double totalNll = 0;
     // As llama-perplexity: each chunk starts with BOS only where the vocabulary adds one.
     const bool startWithBos = model.tokenizer().addBos();
+    std::vector<int32_t> fed(static_cast<size_t>(ctx - 1));
     for (int c = 0; c < chunks; ++c) {
         session.reset();
         const std::span<const int32_t> chunk = tokens.subspan(static_cast<size_t>(c) * ctx, ctx);
-        for (int j = 0; j < ctx - 1; ++j) {
-            const int32_t token = j == 0 && startWithBos ? model.tokenizer().bos() : chunk[j];
-            const std::span<const float> logits = session.prefill(std::span(&token, 1));
-            if (j >= ctx / 2) {
+        std::copy_n(chunk.begin(), ctx - 1, fed.begin());
+        if (startWithBos) fed[0] = model.tokenizer().bos();
+        session.score(fed, [&](size_t j, std::span<const float> logits) {
+            if (j >= static_cast<size_t>(ctx / 2)) {
                 totalNll += negativeLogLikelihood(logits, chunk[j + 1]);
                 ++result.scoredTokens;
             }
-        }
+            return true;
+        });
     }
     result.perplexity = std::exp(totalNll / static_cast<double>(result.scoredTokens));
     return result;

@@ -121,16 +121,33 @@ struct PolicyStream::DenseState {
           cache(KvCacheShape{model.config().nLayer, model.config().kvDim(), 0, positions, kvBits}),
           state(model.config(), cache.slotCount(), threads) {}
 
-    std::span<const float> feed(int32_t token) {
-        const int slot = cache.place(token, position, false);
-        forward(model, cache, state, token, QueryPlacement{position, slot, false}, {});
-        ++position;
-        return state.logits;
+    // Session::score's work on this cache: one token through forward(), more as one chunk
+    // (forwardChunk: the same logits, bit for bit).
+    void score(std::span<const int32_t> tokens, const LogitsCallback& onLogits) {
+        if (tokens.size() == 1) {
+            const int slot = cache.place(tokens[0], position, false);
+            forward(model, cache, state, tokens[0], QueryPlacement{position, slot, false}, {});
+            ++position;
+            onLogits(0, state.logits);
+            return;
+        }
+        chunk.clear();
+        for (const int32_t token : tokens) {
+            const int slot = cache.place(token, position, false);
+            chunk.add(cache, token, QueryPlacement{position, slot, false});
+            ++position;
+        }
+        forwardChunk(model, cache, state, chunk, {});
+        for (int t = 0; t < chunk.size(); ++t) {
+            chunkLogits(model, state, t);
+            onLogits(static_cast<size_t>(t), state.logits);
+        }
     }
 
     const Model& model;
     KvCache cache; // [n_layer][positions][kv]: never evicts within the stream
     RunState state;
+    PrefillChunk chunk;
     int64_t position = 0;
 };
 
@@ -161,20 +178,30 @@ bool PolicyStream::evaluates(int64_t position) const {
 std::optional<double> PolicyStream::step() {
     if (done()) throw std::logic_error("policy stream: every position is already scored");
     const int64_t position = m_next++;
-    const int32_t next = m_tokens[position + 1];
-    switch (m_policy.kind) {
-    case PolicyKind::Dense:
-        return negativeLogLikelihood(m_dense->feed(m_tokens[position]), next);
-    case PolicyKind::Recompute:
+    if (m_policy.kind == PolicyKind::Recompute) {
         if (!evaluates(position)) return std::nullopt;
-        return negativeLogLikelihood(recomputeLogits(position), next);
-    case PolicyKind::Window:
-    case PolicyKind::Sinks:
-        break;
+        return negativeLogLikelihood(recomputeLogits(position), m_tokens[position + 1]);
     }
-    // prefill, not feed: it pins the first N tokens as the session's SinkMode says.
-    return negativeLogLikelihood(m_session->prefill(std::span(m_tokens).subspan(position, 1)),
-                                 next);
+    if (m_scored.empty()) scoreAhead(position);
+    const double nll = m_scored.front();
+    m_scored.pop_front();
+    return nll;
+}
+
+// The next kScoreAhead positions (at most the stream's rest) run as one prefill; their NLLs wait
+// in m_scored for the steps that return them. Session::score places sinks by the session's
+// SinkMode, so the first N tokens are pinned as prefill pins them.
+void PolicyStream::scoreAhead(int64_t position) {
+    const int64_t count = std::min<int64_t>(kScoreAhead, positionCount() - position);
+    const std::span<const int32_t> tokens = std::span(m_tokens).subspan(position, count);
+    const auto keep = [&](size_t i, std::span<const float> logits) {
+        m_scored.push_back(negativeLogLikelihood(logits, m_tokens[position + i + 1]));
+        return true;
+    };
+    if (m_dense)
+        m_dense->score(tokens, keep);
+    else
+        m_session->score(tokens, keep);
 }
 
 // The window's raw tokens from position 0 of a fresh cache, as StreamingLLM's "sliding window

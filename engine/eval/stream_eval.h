@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -73,7 +74,9 @@ public:
     bool evaluates(int64_t position) const; // false for the positions recompute skips
 
     // Feeds the token at nextPosition() and returns the NLL of the token after it, or nullopt at a
-    // position recompute skips (nothing is run then). Throws std::logic_error when done().
+    // position recompute skips (nothing is run then). Throws std::logic_error when done(). All but
+    // recompute run the next 64 positions as one batched prefill when a step finds none run
+    // ahead (the logits of feeding them one by one, bit for bit), so most steps return at once.
     std::optional<double> step();
 
     // K and V bytes this policy holds: flat for all but dense, whose cache spans the stream.
@@ -81,6 +84,9 @@ public:
 
 private:
     struct DenseState;
+    // Positions scored ahead in one prefill by the policies that keep their cache.
+    static constexpr int64_t kScoreAhead = 64;
+    void scoreAhead(int64_t position);
     std::span<const float> recomputeLogits(int64_t position);
 
     std::vector<int32_t> m_tokens;
@@ -88,6 +94,7 @@ private:
     StreamEvalOptions m_options;
     std::unique_ptr<Session> m_session;  // window, sinks and recompute
     std::unique_ptr<DenseState> m_dense; // dense
+    std::deque<double> m_scored;         // NLLs of positions m_next, m_next + 1, ... already run
     int64_t m_next = 0;
 };
 

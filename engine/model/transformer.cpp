@@ -270,9 +270,8 @@ void forwardChunk(const Model& model, KvCache& cache, RunState& s, PrefillChunk&
     if (probe.enabled) chunk.scatterProbe(tokens - 1, s.probe);
 }
 
-void chunkLogits(const Model& model, RunState& s, const PrefillChunk& chunk) {
-    const size_t last = static_cast<size_t>(chunk.size() - 1);
-    outputLogits(model, s.chunk.x.data() + last * model.config().nEmbd, s);
+void chunkLogits(const Model& model, RunState& s, int t) {
+    outputLogits(model, s.chunk.x.data() + static_cast<size_t>(t) * model.config().nEmbd, s);
 }
 
 } // namespace sinkscope

@@ -101,11 +101,11 @@ private:
 // each layer's projections as matrix-matrix products over the chunk, then each token's K/V write
 // and attention in order (a later token's write may evict a slot an earlier token reads). Leaves
 // the last token's probe in state.probe and its final residual stream in state.chunk; no logits
-// are computed (a prompt of several chunks needs only its last token's: chunkLogits).
+// are computed (a prompt needs only its last token's, a scored stream every token's: chunkLogits).
 void forwardChunk(const Model& model, KvCache& cache, RunState& state, PrefillChunk& chunk,
                   const AttentionProbe& probe);
-// The next-token logits after the last token of the chunk forwardChunk ran last, into
-// state.logits: forward()'s for that token.
-void chunkLogits(const Model& model, RunState& state, const PrefillChunk& chunk);
+// The next-token logits after token t of the chunk forwardChunk ran last, into state.logits:
+// forward()'s for that token.
+void chunkLogits(const Model& model, RunState& state, int t);
 
 } // namespace sinkscope

@@ -168,8 +168,28 @@ std::span<const float> Session::prefill(std::span<const int32_t> tokens, const S
         }
         if (onChunk && !onChunk(done)) break;
     }
-    if (chunkLast) chunkLogits(m_model, m_state, m_chunk);
+    if (chunkLast) chunkLogits(m_model, m_state, m_chunk.size() - 1);
     return m_state.logits;
+}
+
+void Session::score(std::span<const int32_t> tokens, const LogitsCallback& onLogits) {
+    const auto chunkSize = static_cast<size_t>(m_options.prefillChunk);
+    for (size_t done = 0; done < tokens.size();) {
+        const std::span<const int32_t> chunk =
+            tokens.subspan(done, std::min(chunkSize, tokens.size() - done));
+        bool keepGoing = true;
+        if (chunk.size() == 1) {
+            keepGoing = onLogits(done, feed(chunk[0], isSinkByMode(chunk[0], m_position)));
+        } else {
+            prefillChunk(chunk, {}, false);
+            for (size_t t = 0; t < chunk.size() && keepGoing; ++t) {
+                chunkLogits(m_model, m_state, static_cast<int>(t));
+                keepGoing = onLogits(done + t, m_state.logits);
+            }
+        }
+        if (!keepGoing) return;
+        done += chunk.size();
+    }
 }
 
 void Session::adoptSinks(const Session& from, int count) {

@@ -57,6 +57,9 @@ using StepCallback = std::function<bool(const StepSnapshot&)>;
 // Called after each prefill chunk with the tokens of that prefill done so far; return false to
 // stop there (a build's progress and its Cancel: tool_chat.h BuildProgressCallback).
 using ChunkCallback = std::function<bool(size_t done)>;
+// Called with the next-token logits after tokens[index] ([n_vocab], valid during the call);
+// return false to stop after the chunk that token is in.
+using LogitsCallback = std::function<bool(size_t index, std::span<const float> logits)>;
 
 struct GenerationResult {
     std::vector<int32_t> tokens; // generated, in order
@@ -100,6 +103,11 @@ public:
     // after each chunk's steps, returns false. Returns the last token's logits.
     std::span<const float> prefill(std::span<const int32_t> tokens, const StepCallback& onStep = {},
                                    bool pin = false, const ChunkCallback& onChunk = {});
+    // Feeds tokens as prefill does (sinks by the session's SinkMode, in chunks) and hands onLogits
+    // every token's next-token logits, in order, once its chunk has run: feed()'s logits, bit for
+    // bit, for a perplexity or a scored stream at prefill's speed. When onLogits returns false it
+    // is not called again, and the tokens after that chunk are not fed.
+    void score(std::span<const int32_t> tokens, const LogitsCallback& onLogits);
     // Takes over the first `count` pinned sinks of `from`, a session of the same model whose cache
     // rows have this one's encoding, instead of computing them: they are placed as prefill pins
     // them and their K and V rows copied, bit for bit what prefill would write (a sink's rows

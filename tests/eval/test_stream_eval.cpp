@@ -6,6 +6,7 @@
 #include "eval/stream_eval.h"
 #include "gguf/gguf.h"
 #include "model/synthetic.h"
+#include "session/session.h"
 #include "test_support.h"
 
 #include "synthetic_model_support.h"
@@ -82,6 +83,8 @@ private slots:
     void rejectsBadStreams_data();
     void rejectsBadStreams();
     void stepPastTheEndThrows();
+    void scoredAheadEqualsTokenByToken_data();
+    void scoredAheadEqualsTokenByToken();
 
     void callbackStops();
     void stopFlagStops();
@@ -365,6 +368,44 @@ void TestStreamEval::stepPastTheEndThrows() {
     QVERIFY(stream.step());
     QVERIFY(stream.done());
     QVERIFY_THROWS_EXCEPTION(std::logic_error, stream.step());
+}
+
+void TestStreamEval::scoredAheadEqualsTokenByToken_data() {
+    QTest::addColumn<QString>("policy");
+    QTest::addColumn<int>("kvBits");
+    for (const char* policy : {"dense", "window", "sink:4", "sink:4:streaming"})
+        for (const int bits : {32, 8})
+            QTest::newRow(qPrintable(QStringLiteral("%1, kv bits %2").arg(policy).arg(bits)))
+                << policy << bits;
+}
+
+// A stream of 150 tokens runs 64 positions at a time (three prefills, the last of 21): every NLL
+// equals the one of a session fed the stream a token at a time with the policy's own options
+// (dense: a window as long as the stream, no sinks), to the bit, across the scored-ahead runs'
+// edges and the window's evictions.
+void TestStreamEval::scoredAheadEqualsTokenByToken() {
+    QFETCH(QString, policy);
+    QFETCH(int, kvBits);
+    const std::vector<int32_t> tokens = streamOf(*m_model, 150);
+    const Policy chosen = policyFrom(policy);
+    const PolicyResult result = evaluatePolicy(*m_model, tokens, chosen, optionsWith(16, kvBits));
+    QCOMPARE(result.positions.size(), tokens.size() - 1);
+    SessionOptions options;
+    options.kvWindow = chosen.kind == PolicyKind::Dense ? int(tokens.size()) : 16;
+    options.kvBits = kvBits;
+    options.sinks = chosen.kind == PolicyKind::Sinks ? SinkMode::FirstN : SinkMode::None;
+    options.firstN = chosen.sinks;
+    options.positions = chosen.streaming ? PositionMode::Streaming : PositionMode::Absolute;
+    options.prefillChunk = 1;
+    Session sequential(*m_model, options);
+    for (size_t p = 0; p + 1 < tokens.size(); ++p) {
+        const double nll = negativeLogLikelihood(
+            sequential.prefill(std::span(tokens).subspan(p, 1)), tokens[p + 1]);
+        QVERIFY2(result.nll[p] == nll, qPrintable(QStringLiteral("position %1: %2 vs %3")
+                                                      .arg(p)
+                                                      .arg(result.nll[p], 0, 'g', 17)
+                                                      .arg(nll, 0, 'g', 17)));
+    }
 }
 
 void TestStreamEval::callbackStops() {

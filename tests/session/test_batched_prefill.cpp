@@ -2,7 +2,7 @@
 // logits at every chunk boundary, bit for bit (each product's results are the row kernels' own and
 // each token's attention runs as the cache stood when it was placed), with evictions inside a
 // chunk, pinned sinks, first-N sinks, streaming positions, every cache width, two threads, and the
-// per-token snapshots onStep sees.
+// per-token snapshots onStep sees; Session::score hands every token feed()'s logits.
 #include "session/session.h"
 #include "synthetic_model_support.h"
 
@@ -142,6 +142,8 @@ private slots:
     void everyCacheWidthAndTwoThreads();
     void stoppingEndsAtTheChunkBoundary();
     void rejectsBadChunkSizesAndTokens();
+    void scoreGivesEveryTokenItsFedLogits();
+    void scoreStopsAtTheChunkBoundary();
 };
 
 // Window 16, chunks of 7 and 64: chunks smaller and larger than the window, evicting inside.
@@ -239,6 +241,70 @@ void TestBatchedPrefill::rejectsBadChunkSizesAndTokens() {
     QVERIFY_THROWS_EXCEPTION(std::out_of_range, session.prefill(tokens));
     QCOMPARE(session.position(), 0);
     QCOMPARE(session.cache().slotInfos()[0].kind, SlotKind::Empty);
+}
+
+// Every token's logits from score() against prefill() one token at a time, which places sinks by
+// the same SinkMode: first-N sinks and none, absolute and streaming positions, chunks smaller and
+// larger than the window (evicting inside), a last chunk of one token, every cache width.
+void TestBatchedPrefill::scoreGivesEveryTokenItsFedLogits() {
+    const auto model = test::modelFromSpec();
+    std::vector<int32_t> tokens = randomTokens(80, model->config().nVocab, 41);
+    tokens.front() = model->tokenizer().bos();
+    for (const SinkMode sinks : {SinkMode::FirstN, SinkMode::None}) {
+        for (const PositionMode positions : {PositionMode::Absolute, PositionMode::Streaming}) {
+            for (const int bits : {32, 16, 8}) {
+                for (const int chunk : {1, 6, 79}) {
+                    SessionOptions options;
+                    options.kvWindow = 9;
+                    options.kvBits = bits;
+                    options.sinks = sinks;
+                    options.firstN = 4;
+                    options.positions = positions;
+                    options.prefillChunk = chunk;
+                    Session batched(*model, options);
+                    options.prefillChunk = 1;
+                    Session sequential(*model, options);
+                    const QString where =
+                        QStringLiteral("sinks %1, positions %2, bits %3, chunk %4")
+                            .arg(sinkModeName(sinks), positionModeName(positions))
+                            .arg(bits)
+                            .arg(chunk);
+                    size_t expectedIndex = 0;
+                    bool same = true;
+                    batched.score(tokens, [&](size_t index, std::span<const float> logits) {
+                        const std::span<const float> want =
+                            sequential.prefill(std::span(tokens).subspan(index, 1));
+                        same = index == expectedIndex++ && sameBits(logits, want);
+                        return same;
+                    });
+                    QVERIFY2(same,
+                             qPrintable(
+                                 QStringLiteral("%1: token %2").arg(where).arg(expectedIndex - 1)));
+                    QCOMPARE(expectedIndex, tokens.size());
+                    QCOMPARE(batched.position(), sequential.position());
+                    QCOMPARE(batched.cache().sinksUsed(), sequential.cache().sinksUsed());
+                    QCOMPARE(batched.cache().evictions(), sequential.cache().evictions());
+                }
+            }
+        }
+    }
+}
+
+// onLogits returning false: no later call, and the session holds the whole chunk of that token.
+void TestBatchedPrefill::scoreStopsAtTheChunkBoundary() {
+    const auto model = test::modelFromSpec();
+    SessionOptions options;
+    options.prefillChunk = 10;
+    Session session(*model, options);
+    const std::vector<int32_t> tokens = randomTokens(35, model->config().nVocab, 6);
+    std::vector<size_t> seen;
+    session.score(tokens, [&](size_t index, std::span<const float>) {
+        seen.push_back(index);
+        return index < 13;
+    });
+    QCOMPARE(seen.size(), size_t(14)); // tokens 0..13: the one at 13 said stop
+    QCOMPARE(seen.back(), size_t(13));
+    QCOMPARE(session.position(), 20);
 }
 
 QTEST_GUILESS_MAIN(TestBatchedPrefill)
