@@ -17,17 +17,20 @@ size_t tileOffset(GgmlType type, int64_t blocks, int64_t r, int64_t b) {
     return static_cast<size_t>((r / kTileRows) * blocks + b) * tileBytes(type);
 }
 
-// Value k of a block as its type stores it, before the type's offset: Q8_0's byte, Q4_0's nibble
-// (low nibbles hold values 0..15, high nibbles 16..31), Q5_0's nibble with its fifth bit from qh.
-uint8_t storedValue(GgmlType type, const uint8_t* block, int k) {
-    if (type == GgmlType::Q8_0) return block[kScaleBytes + k];
-    const size_t nibblesAt =
-        type == GgmlType::Q4_0 ? offsetof(quant::BlockQ4_0, qs) : offsetof(quant::BlockQ5_0, qs);
-    const uint8_t byte = block[nibblesAt + k % 16];
-    const uint8_t nibble = k < 16 ? byte & 0x0f : byte >> 4;
-    if (type == GgmlType::Q4_0) return nibble;
-    return static_cast<uint8_t>(nibble |
-                                quant::q5HighBit(block + offsetof(quant::BlockQ5_0, qh), k));
+// Where a Q4_0 or Q5_0 block's nibbles start.
+size_t nibblesAt(GgmlType type) {
+    return type == GgmlType::Q4_0 ? offsetof(quant::BlockQ4_0, qs) : offsetof(quant::BlockQ5_0, qs);
+}
+
+// Nibble k of a Q4_0 or Q5_0 block's 16 bytes: low nibbles hold values 0..15, high 16..31.
+uint8_t nibbleOf(const uint8_t* nibbles, int k) {
+    return k < 16 ? nibbles[k] & 0x0f : nibbles[k - 16] >> 4;
+}
+
+// Sets the low (high false) or high nibble of `byte`.
+void setNibble(uint8_t& byte, bool high, uint8_t nibble) {
+    byte = high ? static_cast<uint8_t>((byte & 0x0f) | nibble << 4)
+                : static_cast<uint8_t>((byte & 0xf0) | nibble);
 }
 
 // The byte of a tile that holds value k of row n (of its run): Q8_0's byte, or the nibble
@@ -45,20 +48,28 @@ int q5_0HighBit(int n, int k) {
     return (k / kGroupValues) * 64 + n * kGroupValues + k % kGroupValues;
 }
 
-void setTileValue(GgmlType type, uint8_t* tile, int n, int k, uint8_t value) {
-    bool high = false;
-    uint8_t& at = tile[tileQuantAt(type, n, k, high)];
+// Block `block` (the file's bytes) as row n of its tile.
+void tileBlock(GgmlType type, const uint8_t* block, int n, uint8_t* tile) {
+    std::memcpy(tile + tileQuantBytes(type) + n * kScaleBytes, block, kScaleBytes);
     if (type == GgmlType::Q8_0) {
-        at = value;
+        for (int g = 0; g < quant::kBlockValues / kGroupValues; ++g)
+            std::memcpy(tile + (g * kTileRows + n) * kGroupValues,
+                        block + kScaleBytes + g * kGroupValues, kGroupValues);
         return;
     }
-    const uint8_t nibble = value & 0x0f;
-    at = high ? static_cast<uint8_t>((at & 0x0f) | nibble << 4)
-              : static_cast<uint8_t>((at & 0xf0) | nibble);
+    // Pair p's byte i: value 8p + i (group 2p) low, value 8p + 4 + i (group 2p + 1) high.
+    const uint8_t* nibbles = block + nibblesAt(type);
+    for (int p = 0; p < quant::kBlockValues / (2 * kGroupValues); ++p)
+        for (int i = 0; i < kGroupValues; ++i)
+            tile[(p * kTileRows + n) * kGroupValues + i] = static_cast<uint8_t>(
+                nibbleOf(nibbles, 8 * p + i) | nibbleOf(nibbles, 8 * p + 4 + i) << 4);
     if (type != GgmlType::Q5_0) return;
-    const int bit = q5_0HighBit(n, k);
-    uint8_t& bits = tile[kQ5_0TileHighBitsAt + bit / 8];
-    bits = static_cast<uint8_t>((bits & ~(1 << bit % 8)) | (value >> 4) << bit % 8);
+    // Group g's fifth bits are bits 4n..4n + 3 of its word: nibble n % 2 of byte n / 2.
+    uint32_t high;
+    std::memcpy(&high, block + offsetof(quant::BlockQ5_0, qh), sizeof high);
+    for (int g = 0; g < quant::kBlockValues / kGroupValues; ++g)
+        setNibble(tile[kQ5_0TileHighBitsAt + g * sizeof(uint64_t) + n / 2], n % 2 == 1,
+                  (high >> (kGroupValues * g)) & 0x0f);
 }
 
 uint8_t tileValue(GgmlType type, const uint8_t* tile, int n, int k) {
@@ -113,16 +124,10 @@ bool canTile(GgmlType type, int64_t rows, int64_t blocks) {
 void tileRows(GgmlType type, const uint8_t* src, int64_t rows, int64_t blocks, uint8_t* dst) {
     const size_t bytes = tiledBlockBytes(type);
     const size_t rowBytes = static_cast<size_t>(blocks) * bytes;
-    for (int64_t r = 0; r < rows; ++r) {
-        const int n = static_cast<int>(r % kTileRows);
-        for (int64_t b = 0; b < blocks; ++b) {
-            const uint8_t* block = src + static_cast<size_t>(r) * rowBytes + b * bytes;
-            uint8_t* tile = dst + tileOffset(type, blocks, r, b);
-            std::memcpy(tile + tileQuantBytes(type) + n * kScaleBytes, block, kScaleBytes);
-            for (int k = 0; k < quant::kBlockValues; ++k)
-                setTileValue(type, tile, n, k, storedValue(type, block, k));
-        }
-    }
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t b = 0; b < blocks; ++b)
+            tileBlock(type, src + static_cast<size_t>(r) * rowBytes + b * bytes,
+                      static_cast<int>(r % kTileRows), dst + tileOffset(type, blocks, r, b));
 }
 
 void untileBlock(GgmlType type, const uint8_t* tiles, int64_t blocks, int64_t r, int64_t b,
@@ -137,8 +142,7 @@ void untileBlock(GgmlType type, const uint8_t* tiles, int64_t blocks, int64_t r,
         std::memcpy(block + kScaleBytes, values, sizeof values);
         return;
     }
-    uint8_t* nibbles = block + (type == GgmlType::Q4_0 ? offsetof(quant::BlockQ4_0, qs)
-                                                       : offsetof(quant::BlockQ5_0, qs));
+    uint8_t* nibbles = block + nibblesAt(type);
     for (int k = 0; k < 16; ++k)
         nibbles[k] = static_cast<uint8_t>((values[k] & 0x0f) | (values[k + 16] & 0x0f) << 4);
     if (type != GgmlType::Q5_0) return;
