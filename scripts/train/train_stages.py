@@ -3,11 +3,12 @@
   nice -n 19 python3 scripts/train/train_stages.py --work-dir DIR --minutes 60
 
 A step trains on rows of one stage: the current stage, or (one step in five, once past L1) an
-earlier one, so that what was learnt stays. Every --eval-minutes of training time each stage is
-scored on fixed rows with the block and with it blanked (stage_accuracy), written to
-stages.csv, and the current stage advances when it passes its gate: accuracy at least GATES[stage]
-with the block, and within 5 points of chance with it blanked (a model that reads cannot beat
-chance when the descriptions are gone; one that guesses from anything else would).
+earlier one, so that what was learnt stays. Every --eval-minutes of training time each stage
+begun so far is scored on fixed rows with the block and with it blanked (stage_accuracy),
+written to stages.csv, and the current stage advances when it passes its gate: accuracy at
+least GATES[stage] with the block, and within 5 points of chance with it blanked (a model that
+reads cannot beat chance when the descriptions are gone; one that guesses from anything else
+would).
 
 Runs add up like train.py's: the work directory's latest.pt (model, optimizer, step, tokens,
 seconds, stage) is where the next run resumes; with none, --init gives the starting weights (the
@@ -33,7 +34,7 @@ from spm_tokenizer import Tokenizer
 GATES = {"L1": 0.90, "L2": 0.90, "L3": 0.80, "L4": 0.80}
 BLANK_MARGIN = 0.05
 EVAL_SEED = 777
-EVAL_ROWS = 48
+EVAL_ROWS = 40
 ROWS_PER_STEP = {"L1": 16, "L2": 16, "L3": 8, "L4": 8}  # 4,096 tokens a step
 REPO_STATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "state",
                           "needle-nano-stable.pt")
@@ -149,7 +150,10 @@ def main():
         row = [counters["step"], counters["tokens_seen"], "%.1f" % counters["train_seconds"],
                curriculum.STAGES[counters["stage"]]]
         report = []
-        for stage in curriculum.STAGES:
+        for index, stage in enumerate(curriculum.STAGES):
+            if index > counters["stage"]:  # not begun: chance, and the time is the training's
+                row += ["", "", ""]
+                continue
             acc, chance, count = stage_accuracy(model, maker, stage, blank=False)
             blank, _, _ = stage_accuracy(model, maker, stage, blank=True)
             row += ["%.4f" % acc, "%.4f" % blank, "%.4f" % chance]
