@@ -80,10 +80,13 @@ commands:
       Prints llama-perplexity's figure for the text as JSON.
   bench --model FILE [-p N (128)] [-n N (128)] [--depth N (0)] [--threads T] [--repeat R (3)]
       [--kv-window W (0 = budget)] [--kv-bits B] [--positions P] [--sinks S]
+      [--tools FILE [--probe]]
       Prints the best prefill and decode speeds as JSON, each measured as llama-bench's pp
       and tg tests are, from a session holding N tokens (--depth), with the model's bytes,
       parameters and tensors per weight type, and the kernels' level and row streams
-      (SINKSCOPE_ISA and SINKSCOPE_ROW_STREAMS choose them for measuring).
+      (SINKSCOPE_ISA and SINKSCOPE_ROW_STREAMS choose them for measuring). With --tools,
+      after the file's tools pinned as sinks, on the model's own window and positions (as
+      the playground runs it); --probe adds the attention probe the playground keeps.
   make-model --out FILE [--vocab N --embd N --layers N --heads N --kv-heads N --ff N --ctx N
       --seed S --type f32|f16|q8_0|q4_0|q4_k_m --rope adjacent|neox
       | --arch llama|exaone|qwen2|qwen3 --tied]

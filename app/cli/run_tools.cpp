@@ -12,36 +12,10 @@ namespace {
 
 constexpr int64_t kMaxTurnTokens = 1 << 16;
 
-struct ToolsFile {
-    ToolSet tools;
-    std::string query; // a preset's sample query
-    std::vector<SchemaIssue> warnings;
-};
-
 [[noreturn]] void throwIssues(const std::string& path, const std::vector<SchemaIssue>& errors) {
     std::string message = "tools file '" + path + "': " + errors.front().text();
     if (errors.size() > 1) message += " (and " + std::to_string(errors.size() - 1) + " more)";
     throw InputError(message);
-}
-
-// A JSON array of tools, or a preset object ({"name", "tools", "query", ...}).
-ToolsFile readToolsFile(const std::string& path) {
-    const std::string text = readWholeFile(path, "tools file");
-    const JsonDocument document = parseJsonDocument(text);
-    ToolsFile file;
-    if (document.value.is_object() && document.value.contains("tools")) {
-        PresetParseResult preset = parsePreset(text);
-        if (!preset.ok()) throwIssues(path, preset.errors);
-        file.tools = std::move(preset.preset->tools);
-        file.query = preset.preset->query;
-        file.warnings = std::move(preset.warnings);
-        return file;
-    }
-    ToolsParseResult parsed = parseTools(text);
-    if (!parsed.ok()) throwIssues(path, parsed.errors);
-    file.tools = std::move(*parsed.tools);
-    file.warnings = std::move(parsed.warnings);
-    return file;
 }
 
 constexpr Choice<bool> kOnOffChoices[] = {{"on", true}, {"off", false}};
@@ -136,6 +110,25 @@ RespondOptions respondOptionsFromArgs(const ParsedArgs& args, const SamplerOptio
     options.maxCallTokens = static_cast<int>(
         args.integer("--max-call-tokens", options.maxCallTokens, 1, kMaxTurnTokens));
     return options;
+}
+
+ToolsFile readToolsFile(const std::string& path) {
+    const std::string text = readWholeFile(path, "tools file");
+    const JsonDocument document = parseJsonDocument(text);
+    ToolsFile file;
+    if (document.value.is_object() && document.value.contains("tools")) {
+        PresetParseResult preset = parsePreset(text);
+        if (!preset.ok()) throwIssues(path, preset.errors);
+        file.tools = std::move(preset.preset->tools);
+        file.query = preset.preset->query;
+        file.warnings = std::move(preset.warnings);
+        return file;
+    }
+    ToolsParseResult parsed = parseTools(text);
+    if (!parsed.ok()) throwIssues(path, parsed.errors);
+    file.tools = std::move(*parsed.tools);
+    file.warnings = std::move(parsed.warnings);
+    return file;
 }
 
 int runWithTools(const ParsedArgs& args, const std::string& prompt, const SamplerOptions& sampler) {

@@ -5,12 +5,23 @@
 #include "cli_args.h"
 #include "session/assistant_turn.h"
 #include "session/sampler.h"
+#include "tools/tool_schema.h"
 
 namespace sinkscope::cli {
 
 // The options `run` accepts only together with --tools.
 inline constexpr std::string_view kToolOnlyOptions[] = {"--facts", "--constrained", "--call",
                                                         "--max-call-tokens", "--tools-in-system"};
+
+struct ToolsFile {
+    ToolSet tools;
+    std::string query; // a preset's sample query
+    std::vector<SchemaIssue> warnings;
+};
+
+// A JSON array of tools, or a preset object ({"name", "tools", "query", ...}). Throws InputError
+// (exit 3) naming the file and its first problem.
+ToolsFile readToolsFile(const std::string& path);
 
 // --constrained on|off, --call auto|required|none, --n-predict N (the turn's cap) and
 // --max-call-tokens N over RespondOptions' defaults, decoding with `sampler`.

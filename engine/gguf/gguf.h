@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -124,6 +125,13 @@ public:
     // (madvise MADV_DONTNEED): the memory they hold is freed, and a later read maps them from the
     // file again. For a reader that has copied those bytes elsewhere; does nothing for a copy.
     void releasePages(const uint8_t* begin, size_t bytes) const;
+    // Makes every page of the mapping that was not handed back (releasePages) the process's own
+    // memory, holding the same bytes at the same addresses, so that truncating, rewriting or
+    // deleting the file afterwards cannot reach what the model reads: no SIGBUS, no weights
+    // changing under it. The model loader calls it once its copies are made (see GgufFile::open in
+    // gguf_open.cpp). False with a message when the file shrank while its pages were being copied;
+    // does nothing for a copy.
+    bool detachFromFile(std::string& error);
 
     const std::vector<GgufKeyValue>& metadata() const { return m_metadata; }
     const GgufValue* find(std::string_view key) const;
@@ -148,7 +156,11 @@ private:
     std::string m_path;
     const uint8_t* m_data = nullptr; // [m_size] the whole file
     uint64_t m_size = 0;
-    void* m_mapping = nullptr;         // non-null when m_data is an mmap
+    void* m_mapping = nullptr; // non-null when m_data is an mmap
+    int m_fd = -1;             // the mapped file, open until detachFromFile()
+    // Page-aligned [first, last) address ranges handed back by releasePages, never read by
+    // detachFromFile (the loader has its own copies of their bytes).
+    mutable std::vector<std::pair<uintptr_t, uintptr_t>> m_releasedPages;
     std::vector<uint8_t> m_ownedBytes; // when parsed from memory
     uint32_t m_version = 0;
     uint64_t m_alignment = 32;

@@ -25,7 +25,8 @@ size_t decodedCopies(const ModelConfig& c, int slotCount) {
 AttentionScratch::AttentionScratch(const ModelConfig& c, int slots)
     : slotCount(slots), decodedLayers(decodedCopies(c, slots)),
       tokenScores(static_cast<size_t>(KernelTable::kMaxScoreTokens) * c.nHead * slots),
-      qRotated(c.headDim), foldCos(c.headDim / 2), foldSin(c.headDim / 2), keyRow(c.kvDim()) {
+      qRotated(static_cast<size_t>(c.nHead) * c.headDim), foldCos(c.headDim / 2),
+      foldSin(c.headDim / 2), keyRow(c.kvDim()) {
     for (DecodedSlots& d : decodedLayers) {
         d.cacheSlots.reserve(static_cast<size_t>(slots)); // no allocation once tokens run
         d.versions.reserve(static_cast<size_t>(slots));
@@ -58,29 +59,37 @@ float scoreScale(const ModelConfig& c) {
 // Streaming positions (section 5): sink j of S is scored at distance min(q - p_j, W + S - 1 - j).
 // The kept sinks whose distance folds are scored again with the query rotated to
 // p_j + W + S - 1 - j (stored keys are never re-rotated). Sinks occupy slots [0, S) in order, so
-// slot j is sink j.
+// slot j is sink j. When the sinks are the stream's first S tokens (p_j = j, the default) every
+// sink's rotation is the same, W + S - 1: the query is rotated once per run of sinks that share
+// one, not once per sink (290 sinks in 8 layers cost more than the rest of a token otherwise).
 void rescoreFoldedSinks(const Model& model, const KvCache& cache, AttentionScratch& s, int layer,
                         const AttentionQuery& query, bool halfPrecision, float* scores) {
     const ModelConfig& c = model.config();
     const int kept = static_cast<int>(query.keptSlots.size());
     const int groupSize = c.nHead / c.nHeadKv;
     const float scale = scoreScale(c);
+    int64_t rotatedTo = -1; // the position s.qRotated holds every head's query rotated to
     for (int i = 0; i < kept && query.keptSlots[i] < query.sinksUsed; ++i) {
         const int sink = query.keptSlots[i];
         const int64_t folded = cache.shape().window + query.sinksUsed - 1 - sink;
         const int64_t sinkPosition = cache.slotInfos()[sink].position;
         if (query.where.position - sinkPosition <= folded) continue;
-        cache.readK(layer, sink, s.keyRow.data());
-        ropeAngles(c.headDim, sinkPosition + folded, c.ropeBase, model.weights().ropeFreqs,
-                   s.foldCos.data(), s.foldSin.data());
-        for (int h = 0; h < c.nHead; ++h) {
-            std::copy_n(query.qRaw + static_cast<size_t>(h) * c.headDim, c.headDim,
-                        s.qRotated.data());
-            applyRope(s.qRotated.data(), 1, c.headDim, c.rope, s.foldCos.data(), s.foldSin.data());
+        if (sinkPosition + folded != rotatedTo) {
+            rotatedTo = sinkPosition + folded;
+            ropeAngles(c.headDim, rotatedTo, c.ropeBase, model.weights().ropeFreqs,
+                       s.foldCos.data(), s.foldSin.data());
+            std::copy_n(query.qRaw, s.qRotated.size(), s.qRotated.data());
+            applyRope(s.qRotated.data(), c.nHead, c.headDim, c.rope, s.foldCos.data(),
+                      s.foldSin.data());
             if (halfPrecision) roundToHalf(s.qRotated.data(), s.qRotated.size());
+        }
+        cache.readK(layer, sink, s.keyRow.data());
+        for (int h = 0; h < c.nHead; ++h) {
             const float* key = s.keyRow.data() + static_cast<size_t>(h / groupSize) * c.headDim;
             scores[static_cast<size_t>(h) * kept + i] =
-                ggml::laneDot16(s.qRotated.data(), key, c.headDim) * scale;
+                ggml::laneDot16(s.qRotated.data() + static_cast<size_t>(h) * c.headDim, key,
+                                c.headDim) *
+                scale;
         }
     }
 }

@@ -47,7 +47,7 @@ struct AttentionScratch {
     // [KernelTable::kMaxScoreTokens][n_head * slotCount] attention weights of up to eight queries
     // at once: query t's [n_head][kept_t] at t * n_head * gathered
     std::vector<float> tokenScores;
-    std::vector<float> qRotated; // [head_dim] the query rotated for one streaming sink
+    std::vector<float> qRotated; // [n_head][head_dim] the query rotated for folded sinks
     std::vector<float> foldCos;  // [head_dim / 2] a streaming sink's folded rotation
     std::vector<float> foldSin;  // [head_dim / 2]
     std::vector<float> keyRow;   // [kv_dim] a folded streaming sink's key

@@ -327,6 +327,7 @@ std::unique_ptr<Model> Model::fromGguf(std::unique_ptr<GgufFile> file, std::stri
         WeightBinder bind(*file, model->m_dequantized);
         model->m_weights = bindWeights(model->m_config, bind);
         relayoutMatrices(*file, model->m_weights, model->m_relaid);
+        if (!file->detachFromFile(error)) throw ModelError(error);
         model->m_file = std::move(file);
         return model;
     } catch (const std::exception& e) {

@@ -38,6 +38,8 @@ private slots:
     void openStories260K();
     void openMapsOrCopies();
     void copiedModelSurvivesTruncation();
+    void mappedModelSurvivesChangesToItsFile_data();
+    void mappedModelSurvivesChangesToItsFile();
 };
 
 void TestGgufOpen::openEmptyFile() {
@@ -117,8 +119,7 @@ void TestGgufOpen::openMapsOrCopies() {
     QCOMPARE(error, "cannot open " + missing + ": No such file or directory");
 }
 
-// A copied model is the process's own: truncating its file afterwards changes nothing. (A mapped
-// one would take SIGBUS on its next F32 weight: see GgufFile::open in gguf_open.cpp.)
+// A copied model is the process's own: truncating its file afterwards changes nothing.
 void TestGgufOpen::copiedModelSurvivesTruncation() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
@@ -140,3 +141,61 @@ void TestGgufOpen::copiedModelSurvivesTruncation() {
 
 QTEST_GUILESS_MAIN(TestGgufOpen)
 #include "test_gguf_open.moc"
+
+void TestGgufOpen::mappedModelSurvivesChangesToItsFile_data() {
+    QTest::addColumn<QString>("change");
+    QTest::addColumn<bool>("quantized");
+    const std::pair<const char*, const char*> changes[] = {
+        {"truncated to nothing", "truncate"},
+        {"truncated to its header", "truncate-header"},
+        {"rewritten in place with another model", "rewrite"},
+        {"deleted", "delete"}};
+    for (const auto& [what, change] : changes) {
+        QTest::addRow("%s, F32", what) << change << false;
+        QTest::addRow("%s, Q8_0", what) << change << true;
+    }
+}
+
+// A mapped model detaches from its file once loaded (GgufFile::detachFromFile): truncating the
+// file (what `cp` over it does first) would otherwise raise SIGBUS on the next weight read in
+// place, and rewriting it in place would change the weights under the model. Every page is read
+// after the change: the logits read every weight the model keeps in place (all of them in F32; the
+// quantized matrices at the levels that do not relay them).
+void TestGgufOpen::mappedModelSurvivesChangesToItsFile() {
+    QFETCH(QString, change);
+    QFETCH(bool, quantized);
+    SyntheticSpec spec = smallSpec();
+    spec.weightType = quantized ? GgmlType::Q8_0 : GgmlType::F32;
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath("changed-later.gguf");
+    std::string error;
+    QVERIFY2(writeSyntheticModel(spec, path.toStdString(), error), error.c_str());
+    const auto model =
+        Model::fromGguf(GgufFile::open(path.toStdString(), error, GgufReadMode::Map), error);
+    QVERIFY2(model, error.c_str());
+    QVERIFY(model->file().isMapped());
+
+    if (change == "truncate") {
+        QVERIFY(QFile::resize(path, 0));
+    } else if (change == "truncate-header") {
+        QVERIFY(QFile::resize(path, 4096));
+    } else if (change == "rewrite") {
+        SyntheticSpec other = spec;
+        other.seed += 1;
+        const std::vector<uint8_t> bytes = syntheticModelBytes(other);
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadWrite)); // the same inode, written over in place
+        QCOMPARE(file.write(reinterpret_cast<const char*>(bytes.data()),
+                            static_cast<qint64>(bytes.size())),
+                 static_cast<qint64>(bytes.size()));
+        file.close();
+    } else {
+        QVERIFY(QFile::remove(path));
+    }
+
+    const auto reference =
+        Model::fromGguf(GgufFile::fromBytes(syntheticModelBytes(spec), error), error);
+    QVERIFY2(reference, error.c_str());
+    QCOMPARE(logitsAfterPrompt(*model), logitsAfterPrompt(*reference));
+}

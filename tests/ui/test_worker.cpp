@@ -1,6 +1,7 @@
 // The engine worker behind EngineClient: the window and eviction counts it reports, coalesced
 // snapshots, Stop within one token, corrupt models that leave the previous one usable, rebuilds
-// that keep the conversation, and destruction in the middle of a reply.
+// that keep the conversation, destruction in the middle of a reply, and a model file truncated,
+// rewritten or deleted in the middle of one.
 #include <QtTest>
 
 #include "memory/mask.h"
@@ -14,6 +15,7 @@
 #include <QFile>
 #include <QTemporaryDir>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -117,6 +119,8 @@ private slots:
     void emptyMessageIsRejected();
     void toolResultContinuesAfterACall();
     void destroyingMidReplyDoesNotHang();
+    void modelFileChangedMidReply_data();
+    void modelFileChangedMidReply();
 
 private:
     QTemporaryDir m_dir;
@@ -516,3 +520,61 @@ void TestWorker::destroyingMidReplyDoesNotHang() {
 
 QTEST_GUILESS_MAIN(TestWorker)
 #include "test_worker.moc"
+
+void TestWorker::modelFileChangedMidReply_data() {
+    QTest::addColumn<QString>("change");
+    QTest::newRow("truncated") << "truncate";
+    QTest::newRow("rewritten in place") << "rewrite";
+    QTest::newRow("deleted") << "delete";
+}
+
+// What `cp other.gguf model.gguf` or re-quantizing to the same path does to an open model: the
+// reply goes on with the weights it started with (the model detached from its file at load), the
+// same tokens as a reply on a file nobody touched.
+void TestWorker::modelFileChangedMidReply() {
+    QFETCH(QString, change);
+    constexpr int kReply = 4000; // long enough to be under way when the file changes
+    // The reply's report and generated token ids, `whileGenerating` run once it has begun.
+    const auto reply = [](const QString& path, const std::function<void()>& whileGenerating,
+                          GenerationReport& report, QList<qint32>& tokens) {
+        EngineClient client;
+        Received received(client);
+        loadModel(client, path, settingsWith(16));
+        QSignalSpy finished(&client, &EngineClient::generationFinished);
+        client.send(QStringLiteral("go on"), exactly(kReply));
+        if (whileGenerating) {
+            QTRY_VERIFY_WITH_TIMEOUT(client.generatedTokenCount() >= 5, kWaitMs);
+            QVERIFY(client.generatedTokenCount() < kReply);
+            whileGenerating();
+        }
+        report = waitForReply(finished);
+        for (const StreamPiece& piece : received.pieces)
+            if (piece.generated) tokens.append(piece.tokenId);
+    };
+    GenerationReport expected;
+    QList<qint32> expectedTokens;
+    reply(m_modelPath, {}, expected, expectedTokens);
+    QCOMPARE(expected.generatedTokens, kReply);
+
+    const QString path = m_dir.filePath(QStringLiteral("changed-%1.gguf").arg(change));
+    QVERIFY(QFile::copy(m_modelPath, path));
+    const auto changeFile = [&] {
+        if (change == "truncate") {
+            QVERIFY(QFile::resize(path, 0));
+        } else if (change == "rewrite") { // fopen "wb": truncated, then written, as cp does
+            SyntheticSpec other;
+            other.seed = 7;
+            std::string error;
+            QVERIFY2(writeSyntheticModel(other, QFile::encodeName(path).toStdString(), error),
+                     error.c_str());
+        } else {
+            QVERIFY(QFile::remove(path));
+        }
+    };
+    GenerationReport report;
+    QList<qint32> tokens;
+    reply(path, changeFile, report, tokens);
+    QCOMPARE(report.reason, StopReason::MaxTokens);
+    QCOMPARE(report.generatedTokens, kReply);
+    QCOMPARE(tokens, expectedTokens);
+}
