@@ -229,6 +229,25 @@ void TestCliMeasure::benchReportsSpeeds() {
     QCOMPARE(deep["threads"].toInt(), 2);
     QCOMPARE(deep["effective_window"].toInteger(), 64);
     QVERIFY(deep["decode_tokens_per_s"].toDouble() > 0);
+
+    // After a pinned tool block: the block run --tools pins, on the same window.
+    writeFile(path("bench-tools.json"),
+              R"([{"name":"set_light","description":"Turn a light on or off",)"
+              R"("parameters":{"type":"object","properties":{"room":{"type":"string"}}}}])");
+    QJsonObject pinned;
+    QVERIFY(runJson({"bench", "--model", m_model, "-p", "4", "-n", "8", "--tools",
+                     path("bench-tools.json"), "--probe", "--repeat", "1"},
+                    pinned));
+    QJsonObject turn;
+    QVERIFY(runJson({"run", "--model", m_model, "--tools", path("bench-tools.json"), "--prompt",
+                     "Turn on the light", "--n-predict", "4", "--json"},
+                    turn));
+    QVERIFY(turn["sink_tokens"].toInt() > 10);
+    QCOMPARE(pinned["sink_tokens"].toInt(), turn["sink_tokens"].toInt());
+    QCOMPARE(pinned["effective_window"].toInteger(), turn["effective_window"].toInteger());
+    QCOMPARE(pinned["probe"].toBool(), true);
+    QVERIFY(pinned["decode_tokens_per_s"].toDouble() > 0);
+    QCOMPARE(deep["sink_tokens"].toInt(), 0);
 }
 
 QStringList TestCliMeasure::streamPplArgs() const {
