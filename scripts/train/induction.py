@@ -67,10 +67,15 @@ def make_row(kind, rng, tok, window):
     return generator(rng, letter_pieces(tok), tok.id("<s>"), window)
 
 
+def induction_rows(tok, step, window, seed):
+    """The rows of an induction step: (ids, weight, sink) lists, one per ROW_KINDS entry."""
+    rng = random.Random("induction-rows/%d/%d" % (seed, step))
+    return [make_row(kind, rng, tok, window) for kind in ROW_KINDS]
+
+
 def make_induction_batch(tok, step, window, seed):
     """The batch of an induction step, in make_batch's form (batches.py)."""
-    rng = random.Random("induction-rows/%d/%d" % (seed, step))
-    rows = [make_row(kind, rng, tok, window) for kind in ROW_KINDS]
+    rows = induction_rows(tok, step, window, seed)
     length = max(len(ids) for ids, _, _ in rows)
 
     def stack(index, dtype):

@@ -37,13 +37,19 @@ LOSS_FIELDS = ["step", "tokens_seen", "loss", "lr", "train_seconds", "tokens_per
                "aux_rate", "batch", "data_share"]
 
 
-def batch_loss(model, batch, device):
+def autocast(device, bf16=None):
+    """bfloat16 autocast, on a GPU unless told otherwise."""
+    return torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu",
+                          dtype=torch.bfloat16,
+                          enabled=device.startswith("cuda") if bf16 is None else bf16)
+
+
+def batch_loss(model, batch, device, bf16=None):
     """Weighted mean cross-entropy over the assistant tokens of the batch's conversations."""
     ids = batch["ids"].to(device, non_blocking=True)
     weight = batch["weight"].to(device, non_blocking=True)
     sink = batch["sink"].to(device, non_blocking=True)
-    with torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu",
-                        dtype=torch.bfloat16, enabled=device.startswith("cuda")):
+    with autocast(device, bf16):
         logits = model(ids, SessionLayout(sink, batch["window"]))
     ce = F.cross_entropy(logits[:, :-1].float().reshape(-1, logits.shape[-1]),
                          ids[:, 1:].reshape(-1), reduction="none")
