@@ -14,7 +14,7 @@ import torch
 
 import induction
 import needle_format
-from model import pad_to_window
+from model import stack_padded
 
 WINDOWS = [64, 80, 96, 112, 128]  # a window per step, drawn from these
 
@@ -37,15 +37,8 @@ def make_batch(gen, tok, step, args):
     first = step * args.batch
     rendered = [needle_format.render(gen.generate(i, *curriculum(i, args)), tok)
                 for i in range(first, first + args.batch)]
-    length = max(len(r.ids) for r in rendered)
-
-    def rows(field, dtype):
-        return torch.tensor([pad_to_window(getattr(r, field) + [0] * (length - len(r.ids)), window)
-                             for r in rendered], dtype=dtype)
-
-    return {"step": step, "window": window, "tokens": sum(len(r.ids) for r in rendered),
-            "ids": rows("ids", torch.long), "weight": rows("loss", torch.float),
-            "sink": rows("sink", torch.bool), "induction": False}
+    return dict(stack_padded([(r.ids, r.loss, r.sink) for r in rendered], window), step=step,
+                window=window, tokens=sum(len(r.ids) for r in rendered), induction=False)
 
 
 class StepBatches(torch.utils.data.IterableDataset):

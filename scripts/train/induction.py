@@ -28,7 +28,7 @@ import random
 import torch
 
 from lookup import lookup_row
-from model import pad_to_window
+from model import stack_padded
 
 # The rows of an induction step (a conversation step has one conversation on the CPU).
 ROW_KINDS = ["window"] * 4 + ["sink"] + ["lookup"] * 3
@@ -76,12 +76,5 @@ def induction_rows(tok, step, window, seed):
 def make_induction_batch(tok, step, window, seed):
     """The batch of an induction step, in make_batch's form (batches.py)."""
     rows = induction_rows(tok, step, window, seed)
-    length = max(len(ids) for ids, _, _ in rows)
-
-    def stack(index, dtype):
-        return torch.tensor([pad_to_window(row[index] + [0] * (length - len(row[index])), window)
-                             for row in rows], dtype=dtype)
-
-    return {"step": step, "window": window, "tokens": sum(len(ids) for ids, _, _ in rows),
-            "ids": stack(0, torch.long), "weight": stack(1, torch.float),
-            "sink": stack(2, torch.bool), "induction": True}
+    return dict(stack_padded(rows, window), step=step, window=window,
+                tokens=sum(len(ids) for ids, _, _ in rows), induction=True)

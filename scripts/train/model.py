@@ -231,3 +231,15 @@ def pad_to_window(seq, window, fill=0):
     """Pads a list to a multiple of the window."""
     extra = (-len(seq)) % window
     return list(seq) + [fill] * extra
+
+
+def stack_padded(documents, window):
+    """(ids, weight, sink) lists -> ids [B, T] long, weight [B, T] float, sink [B, T] bool: one
+    row each, padded to the longest and then to a multiple of the window."""
+    length = max(len(d[0]) for d in documents)
+
+    def rows(index, dtype):
+        return torch.tensor([pad_to_window(d[index] + [0] * (length - len(d[index])), window)
+                             for d in documents], dtype=dtype)
+
+    return {"ids": rows(0, torch.long), "weight": rows(1, torch.float), "sink": rows(2, torch.bool)}

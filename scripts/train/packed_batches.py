@@ -22,8 +22,8 @@ step on the device has the same shapes every time and never waits for the host:
 Which conversations: step s renders conversations s * STRIDE, s * STRIDE + 1, ... of the training
 generator, all at the curriculum point of conversation s * --batch (batches.curriculum), as many as
 fit; so a step is still a pure function of s and the curriculum advances with the steps as in the
-padded loop. An induction step (induction.is_induction_step) packs its eight rows into
-INDUCTION_ROWS rows, so that the mix of steps and their tokens is the padded loop's.
+padded loop. An induction step (induction.is_induction_step) packs its eight rows into one row of
+INDUCTION_LENGTH, so that the mix of steps and their tokens is the padded loop's.
 """
 
 import numpy as np
@@ -36,7 +36,8 @@ import needle_format
 CHUNK = 128  # queries per attention chunk (packed_attention.py); at least every window
 STRIDE = 1 << 16  # conversation indices reserved per step
 LOSS_SHARE = 0.5  # loss positions per token the step reserves; assistant tokens are 7-33%
-INDUCTION_ROWS = 1  # an induction step's eight rows (2,300 tokens at most) fit in one
+# An induction step's eight rows (2,400 tokens at most, few sinks) in a smaller shape of its own.
+INDUCTION_ROWS, INDUCTION_LENGTH, INDUCTION_SINK_CAPACITY = 1, 4096, 512
 MISSES = 4  # a step stops rendering after this many documents in a row that did not fit
 
 
@@ -148,19 +149,37 @@ def step_conversations(gen, tok, step, args):
 
 
 def make_packed_batch(gen, tok, step, args):
-    """Step `step`'s packed batch; `skipped` counts documents longer than a row, with more
-    sinks than a chunk holds, or past the loss capacity (never a step's last few misses)."""
+    """Step `step`'s packed batch; `skipped` counts the documents rendered but not packed because
+    no row had room left for them (or they are longer than a row, have more sinks than a chunk
+    holds, or pass the loss capacity), not counting the step's last MISSES."""
     window = batches.window_for(args.seed, step)
     is_induction = induction.is_induction_step(args.seed, step, args.induction_rate)
     if is_induction:
         documents = induction.induction_rows(tok, step, window, args.seed)
-        rows = INDUCTION_ROWS
+        shape = INDUCTION_ROWS, INDUCTION_LENGTH, INDUCTION_SINK_CAPACITY
     else:
         documents = step_conversations(gen, tok, step, args)
-        rows = args.rows
-    tensors, tokens, count, skipped = pack_documents(documents, rows, args.row_length,
-                                                     args.sink_capacity)
+        shape = args.rows, args.row_length, args.sink_capacity
+    tensors, tokens, count, skipped = pack_documents(documents, *shape)
     if is_induction:
         assert count == len(induction.ROW_KINDS), "an induction row did not fit"
     return dict(tensors, window=torch.tensor(window), step=step, tokens=tokens, documents=count,
                 skipped=skipped, induction=is_induction)
+
+
+def documents(batch):
+    """The packed (CPU) batch's documents back as (ids, weight, sink) lists, in packing order: the
+    padded step's input for the same documents (the GPU loop's first check, test_packed_step)."""
+    docs = []
+    for number in range(batch["documents"]):
+        row, where = torch.nonzero(batch["doc"] == number, as_tuple=True)
+        ids = batch["ids"][row, where].tolist()
+        sinks = int(batch["n_sink"][row[0], where[0]])
+        docs.append((ids, [0.0] * len(ids), [True] * sinks + [False] * (len(ids) - sinks)))
+    length = batch["ids"].shape[1]
+    weighted = batch["loss_weight"] > 0
+    for index, w in zip(batch["loss_index"][weighted].tolist(),
+                        batch["loss_weight"][weighted].tolist()):
+        row, t = divmod(index + 1, length)
+        docs[int(batch["doc"][row, t])][1][int(batch["pos"][row, t])] = w
+    return docs

@@ -64,21 +64,24 @@ SHIPPED_MODEL = os.path.normpath(os.path.join(HERE, "../../resources/models/need
 # unclipped gradients under which its copy circuit formed (induction.py). "gpu" trains the shipped
 # model's shape (12.6M parameters) on one GPU, resuming from the shipped GGUF itself, so that each
 # GPU loan adds to the last (its data rendered by 14 worker processes; induction steps and
-# gradients as in "cpu"; a checkpoint every 500 steps, since each one writes the optimizer's
-# state; the shape arguments apply only where there is nothing to resume from); "gpu-tiny" is the
-# same code path from scratch at a toy size, to check on a CPU that the GPU command runs.
+# gradients as in "cpu"; the shape arguments apply only where there is nothing to resume from)
+# in the packed loop (gpu_loop.py: 12 packed rows of 8,192 tokens a conversation step, weights-only
+# checkpoints every 500 steps; --batch 32 sets the curriculum's pace and the padded step it is
+# timed against); "gpu-tiny" is the same code path from scratch at a toy size, to check on a CPU
+# that the GPU command runs.
 PRESETS = {
     "cpu": ["--d", "192", "--layers", "6", "--heads", "6", "--kv-heads", "6", "--ff", "384",
             "--batch", "1", "--curriculum", "8000", "--induction-rate", "0.5", "--clip", "0",
             "--init", REPO_STATE, "--save-weights", REPO_STATE],
     "gpu": ["--d", "384", "--layers", "8", "--heads", "8", "--kv-heads", "8", "--ff", "768",
             "--batch", "32", "--workers", "14", "--curriculum", "60000", "--lr", "1.5e-3",
-            "--warmup", "200", "--diag-minutes", "1.5", "--induction-rate", "0.5", "--clip", "0",
-            "--checkpoint-every", "500", "--init", SHIPPED_MODEL],
+            "--warmup", "200", "--diag-minutes", "1", "--induction-rate", "0.5", "--clip", "0",
+            "--checkpoint-every", "500", "--init", SHIPPED_MODEL,
+            "--packed", "--rows", "12", "--row-length", "8192"],
     "gpu-tiny": ["--d", "32", "--layers", "2", "--heads", "2", "--kv-heads", "2", "--ff", "64",
                  "--batch", "4", "--workers", "2", "--curriculum", "400", "--warmup", "5",
                  "--diag-minutes", "0.2", "--induction-rate", "0.5", "--clip", "0",
-                 "--checkpoint-every", "500"],
+                 "--checkpoint-every", "500", "--packed", "--rows", "2", "--row-length", "8192"],
 }
 DEFAULT_MINUTES = {"cpu": "110", "gpu": "6.5", "gpu-tiny": "0.5"}
 # The exported weight type: the gpu shape (12.6M parameters) fits the 16 MB budget only as Q8_0.

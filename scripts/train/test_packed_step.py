@@ -16,6 +16,7 @@ step of train.py, which test_session_mask.py checks against the mask's formula:
   python3 scripts/train/test_packed_step.py [WORK_DIR/tokenizer.json]
 """
 
+import itertools
 import random
 import sys
 from types import SimpleNamespace
@@ -23,8 +24,9 @@ from types import SimpleNamespace
 import blas_setup  # noqa: F401  (before torch: OpenBLAS picks its kernels as it loads)
 import torch
 
+import induction
 import packed_batches
-from model import Config, NeedleNano, SessionLayout, pad_to_window
+from model import Config, NeedleNano, SessionLayout, stack_padded
 from packed_attention import PackedLayout, packed_loss
 from train import autocast, batch_loss
 
@@ -45,14 +47,7 @@ def synthetic_documents(rng):
 
 def padded_batch(docs, window):
     """train.py's form: the documents as rows padded to one length (batches.make_batch)."""
-    length = max(len(d[0]) for d in docs)
-
-    def rows(index, dtype):
-        return torch.tensor([pad_to_window(d[index] + [0] * (length - len(d[index])), window)
-                             for d in docs], dtype=dtype)
-
-    return {"ids": rows(0, torch.long), "weight": rows(1, torch.float), "sink": rows(2, torch.bool),
-            "window": window}
+    return dict(stack_padded(docs, window), window=window)
 
 
 def packed(docs, rows, length, capacity, window):
@@ -112,18 +107,13 @@ def check_real_steps(model, tokenizer_path):
         if len(kinds) == 2:
             break
     for is_induction, (step, batch) in sorted(kinds.items()):
-        # The same documents, read back from the packed rows.
-        docs = []
-        for number in range(batch["documents"]):
-            row, where = torch.nonzero(batch["doc"] == number, as_tuple=True)
-            ids = batch["ids"][row, where].tolist()
-            sinks = int(batch["n_sink"][row[0], where[0]])
-            docs.append((ids, [0.0] * len(ids), [True] * sinks + [False] * (len(ids) - sinks)))
-        flat = batch["loss_index"][batch["loss_weight"] > 0]
-        for index, w in zip(flat.tolist(), batch["loss_weight"][batch["loss_weight"] > 0].tolist()):
-            row, t = divmod(index + 1, args.row_length)
-            number = int(batch["doc"][row, t])
-            docs[number][1][int(batch["pos"][row, t])] = w
+        docs = packed_batches.documents(batch)
+        rendered = induction.induction_rows(tok, step, int(batch["window"]), args.seed) \
+            if is_induction else packed_batches.step_conversations(gen, tok, step, args)
+        # Weights as float32 (the batch's dtype); the first token is no target of its document.
+        expected = [(ids, [0.0] + torch.tensor(weight[1:]).tolist(), [bool(s) for s in sink])
+                    for ids, weight, sink in itertools.islice(rendered, len(docs))]
+        assert batch["skipped"] == 0 and docs == expected, "packing changed a document"
         window = int(batch["window"])
         with torch.no_grad():
             old = float(batch_loss(model, padded_batch(docs, window), "cpu"))
