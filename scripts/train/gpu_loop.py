@@ -136,8 +136,10 @@ def check_and_time(run, step, feats, lr):
     """The start of a run: the same loss from both steps on the same documents, then both steps
     timed side by side; the model's weights are restored afterwards."""
     args, device = run.args, run.args.device
-    steps = [s for s in range(run.step, run.step + 100)
-             if not induction.is_induction_step(args.seed, s, args.induction_rate)][:TIMING_STEPS]
+    kinds = [induction.is_induction_step(args.seed, s, args.induction_rate)
+             for s in range(run.step, run.step + 100)]
+    steps = [run.step + i for i, k in enumerate(kinds) if not k][:TIMING_STEPS]
+    induction_step = run.step + kinds.index(True)
     packed = [packed_batches.make_packed_batch(run.gen, run.tok, s, args) for s in steps]
     padded = [batches.make_batch(run.gen, run.tok, s, args) for s in steps]
     first = packed[0]
@@ -166,6 +168,7 @@ def check_and_time(run, step, feats, lr):
                                          padded_inputs, half, device)
             break
         except torch.cuda.OutOfMemoryError:
+            run.model.zero_grad(set_to_none=True)
             halved = [halve(b) for b, _ in padded_inputs]
             padded_inputs = [(b, b["tokens"]) for b in halved]
             torch.cuda.empty_cache()
@@ -173,11 +176,14 @@ def check_and_time(run, step, feats, lr):
                   padded_inputs[0][0]["ids"].shape[0], flush=True)
     old_peak = peak_gb(device)
     packed_opt = make_optimizer(run.model, args, feats["fused_adamw"])
-    new_speed, new_steps = timed(lambda b: step(b, lr, packed_opt),
-                                 [(to_device(b, device), b["tokens"]) for b in packed],
-                                 half, device)
+    new_speed, new_steps = timed(lambda b: step(to_device(b, device), lr, packed_opt),
+                                 [(b, b["tokens"]) for b in packed], half, device)
     new_peak = peak_gb(device)
+    # An induction step's shape compiles here too, not in the middle of the training time.
+    step(to_device(packed_batches.make_packed_batch(run.gen, run.tok, induction_step, args),
+                   device), lr, packed_opt)
     run.model.load_state_dict(saved)
+    run.model.zero_grad(set_to_none=True)
     name = torch.cuda.get_device_name() if device.startswith("cuda") else "cpu"
     shape = "%dx%d" % tuple(first["ids"].shape)
     print("step timing on %s: padded %.0f tokens/s (%d steps of %d conversations, peak %.1f GB), "

@@ -101,8 +101,12 @@ class PackedLayout:
         R, L, H, hd = q.shape
         n, K = L // CHUNK, self.chunk_sinks.shape[-1]
         fcos, fsin = rope_angles(-self.fold_distance, hd, c.rope_base)
+        # Rotations in the projections' dtype (bfloat16 under autocast): the widened keys below
+        # are the step's largest tensors, and float32 ones would double them.
+        cos, sin, fcos, fsin = (t.to(q.dtype) for t in (cos, sin, fcos.unsqueeze(2),
+                                                        fsin.unsqueeze(2)))
         q_rot, k_rot = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        k_fold = apply_rope(k, fcos.unsqueeze(2), fsin.unsqueeze(2))
+        k_fold = apply_rope(k, fcos, fsin)
         pre = self.pre_fold.to(q.dtype)
         query = torch.cat([q_rot, q * (1 - pre), q_rot * pre], -1) * math.sqrt(3)  # [R, L, H, 3hd]
         zeros = torch.zeros_like(k_rot)
@@ -118,7 +122,8 @@ class PackedLayout:
 
         out = attend(heads_first(query.view(R, n, CHUNK, H, 3 * hd)), heads_first(keys),
                      heads_first(values), self.mask)  # [R * n, H, C, hd]
-        return out.view(R, n, H, CHUNK, hd).permute(0, 1, 3, 2, 4).reshape(R, L, H, hd)
+        # reshape, not view: a fused kernel may return [R * n, C, H, hd] memory as [.., H, C, hd]
+        return out.reshape(R, n, H, CHUNK, hd).permute(0, 1, 3, 2, 4).reshape(R, L, H, hd)
 
 
 def packed_loss(model, batch):

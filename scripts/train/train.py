@@ -154,7 +154,7 @@ def parse_args():
     ap.add_argument("--diag-minutes", type=float, default=10)
     ap.add_argument("--packed", action="store_true",
                     help="the GPU loop (gpu_loop.py): packed fixed-shape rows, compiled step")
-    ap.add_argument("--rows", type=int, default=12, help="packed rows per conversation step")
+    ap.add_argument("--rows", type=int, default=8, help="packed rows per conversation step")
     ap.add_argument("--row-length", type=int, default=8192, help="tokens per packed row")
     ap.add_argument("--sink-capacity", type=int, default=1024,
                     help="sink slots per chunk of 128 queries (packed_attention.py)")
