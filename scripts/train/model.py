@@ -66,7 +66,8 @@ class SessionLayout:
     """What the mask needs for one batch of rows of equal padded length T (a multiple of W).
 
     is_sink [B, T] bool; sink_pos [B, S] positions of each row's sinks in order (padding: 0,
-    with sink_valid False); W the window; sinks=False gives the plain sliding window."""
+    with sink_valid False); W the window; sinks=False gives the plain sliding window. attend()
+    is the attention under this mask; packed_attention.PackedLayout is the same for packed rows."""
 
     def __init__(self, is_sink, window, sinks=True):
         self.window = window

@@ -139,7 +139,7 @@ def main():
     ap.add_argument("--window", default="96", help="kv window for evaluation and metadata")
     ap.add_argument("--threads", default="1", help="PyTorch threads for training")
     ap.add_argument("--rows", default="",
-                    help="gpu presets: packed rows of 8,192 tokens per step (gpu: 8, about 37 GB "
+                    help="gpu presets: packed rows of 8,192 tokens per step (gpu: 8, about 40 GB "
                          "estimated; 16 would need an H200)")
     ap.add_argument("--build", default="",
                     help="a Sinkscope CMake build folder: also check the GGUF against the engine")
