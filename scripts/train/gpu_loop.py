@@ -139,7 +139,7 @@ def check_and_time(run, step, feats, lr):
     kinds = [induction.is_induction_step(args.seed, s, args.induction_rate)
              for s in range(run.step, run.step + 100)]
     steps = [run.step + i for i, k in enumerate(kinds) if not k][:TIMING_STEPS]
-    induction_step = run.step + kinds.index(True)
+    induction_step = next((run.step + i for i, k in enumerate(kinds) if k), None)
     packed = [packed_batches.make_packed_batch(run.gen, run.tok, s, args) for s in steps]
     padded = [batches.make_batch(run.gen, run.tok, s, args) for s in steps]
     first = packed[0]
@@ -179,9 +179,9 @@ def check_and_time(run, step, feats, lr):
     new_speed, new_steps = timed(lambda b: step(to_device(b, device), lr, packed_opt),
                                  [(b, b["tokens"]) for b in packed], half, device)
     new_peak = peak_gb(device)
-    # An induction step's shape compiles here too, not in the middle of the training time.
-    step(to_device(packed_batches.make_packed_batch(run.gen, run.tok, induction_step, args),
-                   device), lr, packed_opt)
+    if induction_step is not None:  # its shape compiles here, not in the training time
+        step(to_device(packed_batches.make_packed_batch(run.gen, run.tok, induction_step, args),
+                       device), lr, packed_opt)
     run.model.load_state_dict(saved)
     run.model.zero_grad(set_to_none=True)
     name = torch.cuda.get_device_name() if device.startswith("cuda") else "cpu"

@@ -25,8 +25,6 @@ like the conversation batches (batches.py), so a resumed run sees the same data.
 
 import random
 
-import torch
-
 from lookup import lookup_row
 from model import stack_padded
 

@@ -70,7 +70,6 @@ class PackedLayout:
         R, L = pos.shape
         n = L // CHUNK
         self.pos, self.chunk_sinks = pos, batch["chunk_sinks"]
-        self.rows, self.length = R, L
         index = torch.arange(L, device=pos.device)
         is_sink = pos < n_sink  # [R, L]
         # Window slots: [R, n, CHUNK, 2 * CHUNK].
@@ -99,7 +98,7 @@ class PackedLayout:
     def attend(self, q, k, v, cos, sin, c):
         """q [R, L, H, hd], k and v [R, L, G, hd] (before RoPE) -> [R, L, H, hd]."""
         R, L, H, hd = q.shape
-        n, K = L // CHUNK, self.chunk_sinks.shape[-1]
+        n = L // CHUNK
         fcos, fsin = rope_angles(-self.fold_distance, hd, c.rope_base)
         # Rotations in the projections' dtype (bfloat16 under autocast): the widened keys below
         # are the step's largest tensors, and float32 ones would double them.

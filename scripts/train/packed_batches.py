@@ -34,6 +34,7 @@ import induction
 import needle_format
 
 CHUNK = 128  # queries per attention chunk (packed_attention.py); at least every window
+assert max(batches.WINDOWS) <= CHUNK  # a chunk's window keys are the previous chunk and its own
 STRIDE = 1 << 16  # conversation indices reserved per step
 LOSS_SHARE = 0.5  # loss positions per token the step reserves; assistant tokens are 7-33%
 # An induction step's eight rows (2,400 tokens at most, few sinks) in a smaller shape of its own.
