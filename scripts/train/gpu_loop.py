@@ -14,7 +14,8 @@ throughput where train.padded_loop is written for a CPU:
 It starts by timing the padded step (train.batch_loss, its loss read every step, AdamW as the
 padded loop builds it) and the packed step side by side for --compare-seconds, on the same
 machine and the same weights (restored afterwards), after checking that both give the same loss
-on the same documents; printed and appended to <work>/step_timing.csv. Then it trains, with the
+on the same documents (a compiler failure on that first step leaves the step eager, printed);
+printed and appended to <work>/step_timing.csv. Then it trains, with the
 diagnostics every --diag-minutes and weights-only checkpoints (fp16, no optimizer state, as the
 repository keeps them): latest.pt every --checkpoint-every steps and at the end, stable.pt where
 the decay starts.
@@ -147,18 +148,30 @@ def check_and_time(run, step, feats, lr):
     alone, _, _, _ = packed_batches.pack_documents(docs, len(docs), args.row_length,
                                                    args.sink_capacity)
     alone["window"] = first["window"]
+    saved = {k: v.detach().clone() for k, v in run.model.state_dict().items()}
     with torch.no_grad():
         old = batch_loss(run.model, dict(stack_padded(docs, int(first["window"])),
                                          window=int(first["window"])), device).item()
         new = step.eager_loss(run.model, to_device(alone, device)).item()
         eager = step.eager_loss(run.model, to_device(first, device)).item()
-    compiled = step.loss(run.model, to_device(first, device)).item()  # the graph training uses
+    packed_opt = make_optimizer(run.model, args, feats["fused_adamw"])
+    try:  # a whole step, so that the backward compiles too; its loss is the forward's
+        compiled = step(to_device(first, device), lr, packed_opt).item()
+    except Exception as error:  # noqa: BLE001  (any failure of the compiler: train eager)
+        if step.loss is step.eager_loss:
+            raise
+        print("torch.compile failed (%s: %s): the step runs eager" % (
+            type(error).__name__, str(error).splitlines()[0] if str(error) else ""), flush=True)
+        step.loss = step.eager_loss
+        feats["compiled"] = False
+        compiled = step(to_device(first, device), lr, packed_opt).item()
     print("check on %d documents: padded step loss %.5f, packed %.5f; whole first batch packed "
-          "%.5f, compiled %.5f" % (len(docs), old, new, eager, compiled), flush=True)
+          "%.5f, %s %.5f" % (len(docs), old, new, eager,
+                             "compiled" if feats["compiled"] else "in a step", compiled),
+          flush=True)
     if abs(old - new) > CHECK_TOLERANCE or abs(eager - compiled) > CHECK_TOLERANCE:
         raise SystemExit("the packed step's loss differs from the padded step's: not training")
 
-    saved = {k: v.detach().clone() for k, v in run.model.state_dict().items()}
     half = args.compare_seconds / 2
     padded_opt = make_optimizer(run.model, args, False)
     padded_inputs = [(b, b["tokens"]) for b in padded]
@@ -175,7 +188,6 @@ def check_and_time(run, step, feats, lr):
             print("padded step out of memory: timing %d conversations a step" %
                   padded_inputs[0][0]["ids"].shape[0], flush=True)
     old_peak = peak_gb(device)
-    packed_opt = make_optimizer(run.model, args, feats["fused_adamw"])
     new_speed, new_steps = timed(lambda b: step(to_device(b, device), lr, packed_opt),
                                  [(b, b["tokens"]) for b in packed], half, device)
     new_peak = peak_gb(device)
