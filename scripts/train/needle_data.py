@@ -14,6 +14,7 @@ import json
 import random
 
 import needle_aux
+import word_overlap
 
 # Value pools are split: items at index % 5 == 4 only appear in evaluation ("held-out values").
 EVAL_EVERY = 5
@@ -501,7 +502,7 @@ class ConversationGenerator:
 
     def __init__(self, seed, split="train", domains=None, min_turns=10, max_turns=40,
                  off_topic_rate=0.25, nonsense_rate=0.2, multi_rate=0.12, system_rate=0.15,
-                 random_id_rate=0.0):
+                 random_id_rate=0.0, overlap_rate=0.0):
         self.seed = seed
         self.split = split
         self.domains = domains if domains is not None else DOMAINS
@@ -512,6 +513,7 @@ class ConversationGenerator:
         self.multi_rate = multi_rate
         self.system_rate = system_rate
         self.random_id_rate = random_id_rate
+        self.overlap_rate = overlap_rate
 
     def tool_set(self, rng, nonsense_rate):
         names = sorted(self.domains)
@@ -531,8 +533,10 @@ class ConversationGenerator:
         """Conversation `index`. max_turns caps its length (the curriculum); aux_rate replaces
         that share of its turns by auxiliary retrieval turns (needle_aux.py). Random-ID
         conversations (random_id_rate) name every tool and parameter with fresh nonsense and
-        reshuffle the enum values. Those choices draw from a second generator, so that without
-        them a conversation is exactly what it always was (the tokenizer and the suites)."""
+        reshuffle the enum values; in overlap_rate of all conversations each description names
+        the words of the queries it shares none with (word_overlap.py). Those choices draw from a
+        second generator, so that without them a conversation is exactly what it always was (the
+        tokenizer and the suites)."""
         rng = random.Random("%d/%s/%d" % (self.seed, self.split, index))
         extra = random.Random("extra/%d/%s/%d" % (self.seed, self.split, index))
         random_ids = self.random_id_rate > 0 and extra.random() < self.random_id_rate
@@ -540,6 +544,9 @@ class ConversationGenerator:
         if random_ids:
             for v in variants:
                 v.shuffle_enums(extra)
+        if self.overlap_rate > 0 and extra.random() < self.overlap_rate:
+            for v in variants:
+                v.desc = word_overlap.with_query_words(v.desc, v.tool.queries)
         if max_turns is None:
             n_turns = rng.randint(self.min_turns, self.max_turns)
         else:

@@ -138,6 +138,9 @@ def parse_args():
     ap.add_argument("--aux-start", type=float, default=0.35)
     ap.add_argument("--aux-end", type=float, default=0.10)
     ap.add_argument("--random-id-rate", type=float, default=0.4)
+    ap.add_argument("--overlap-rate", type=float, default=0.0,
+                    help="share of conversations whose descriptions name their queries' words "
+                         "(word_overlap.py)")
     ap.add_argument("--clip", type=float, default=1.0,
                     help="gradient norm clipped to this (0: none); see induction.py on copying")
     ap.add_argument("--induction-rate", type=float, default=0.3,
@@ -194,7 +197,8 @@ class Run:
             source, self.step, self.tokens_seen,
             sum(p.numel() for p in self.model.parameters())), flush=True)
         self.gen = needle_data.ConversationGenerator(args.seed, "train",
-                                                     random_id_rate=args.random_id_rate)
+                                                     random_id_rate=args.random_id_rate,
+                                                     overlap_rate=args.overlap_rate)
         dev = [needle_data.ConversationGenerator(args.seed + 1, "eval", min_turns=16,
                                                  max_turns=16).generate(i) for i in range(4)]
         self.diag = diagnostics.Diagnostics(tok, dev)
