@@ -14,7 +14,7 @@ import torch
 
 import induction
 import needle_format
-from model import pad_to_window
+from model import stack_padded
 
 WINDOWS = [64, 80, 96, 112, 128]  # a window per step, drawn from these
 
@@ -37,34 +37,28 @@ def make_batch(gen, tok, step, args):
     first = step * args.batch
     rendered = [needle_format.render(gen.generate(i, *curriculum(i, args)), tok)
                 for i in range(first, first + args.batch)]
-    length = max(len(r.ids) for r in rendered)
-
-    def rows(field, dtype):
-        return torch.tensor([pad_to_window(getattr(r, field) + [0] * (length - len(r.ids)), window)
-                             for r in rendered], dtype=dtype)
-
-    return {"step": step, "window": window, "tokens": sum(len(r.ids) for r in rendered),
-            "ids": rows("ids", torch.long), "weight": rows("loss", torch.float),
-            "sink": rows("sink", torch.bool), "induction": False}
+    return dict(stack_padded([(r.ids, r.loss, r.sink) for r in rendered], window), step=step,
+                window=window, tokens=sum(len(r.ids) for r in rendered), induction=False)
 
 
 class StepBatches(torch.utils.data.IterableDataset):
-    def __init__(self, gen, tok, start, args):
+    def __init__(self, gen, tok, start, args, make):
         super().__init__()
-        self.gen, self.tok, self.start, self.args = gen, tok, start, args
+        self.gen, self.tok, self.start, self.args, self.make = gen, tok, start, args, make
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         worker, workers = (info.id, info.num_workers) if info else (0, 1)
         step = self.start + worker
         while True:
-            yield make_batch(self.gen, self.tok, step, self.args)
+            yield self.make(self.gen, self.tok, step, self.args)
             step += workers
 
 
-def batch_stream(gen, tok, start, args):
-    """Batches of steps start, start+1, ... in order."""
-    dataset = StepBatches(gen, tok, start, args)
+def batch_stream(gen, tok, start, args, make=make_batch):
+    """Batches of steps start, start+1, ... in order; make(gen, tok, step, args) renders one
+    (make_batch, or packed_batches.make_packed_batch for the GPU loop)."""
+    dataset = StepBatches(gen, tok, start, args, make)
     if args.workers == 0:
         return iter(dataset)
     return iter(torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=args.workers,

@@ -25,10 +25,8 @@ like the conversation batches (batches.py), so a resumed run sees the same data.
 
 import random
 
-import torch
-
 from lookup import lookup_row
-from model import pad_to_window
+from model import stack_padded
 
 # The rows of an induction step (a conversation step has one conversation on the CPU).
 ROW_KINDS = ["window"] * 4 + ["sink"] + ["lookup"] * 3
@@ -67,16 +65,14 @@ def make_row(kind, rng, tok, window):
     return generator(rng, letter_pieces(tok), tok.id("<s>"), window)
 
 
+def induction_rows(tok, step, window, seed):
+    """The rows of an induction step: (ids, weight, sink) lists, one per ROW_KINDS entry."""
+    rng = random.Random("induction-rows/%d/%d" % (seed, step))
+    return [make_row(kind, rng, tok, window) for kind in ROW_KINDS]
+
+
 def make_induction_batch(tok, step, window, seed):
     """The batch of an induction step, in make_batch's form (batches.py)."""
-    rng = random.Random("induction-rows/%d/%d" % (seed, step))
-    rows = [make_row(kind, rng, tok, window) for kind in ROW_KINDS]
-    length = max(len(ids) for ids, _, _ in rows)
-
-    def stack(index, dtype):
-        return torch.tensor([pad_to_window(row[index] + [0] * (length - len(row[index])), window)
-                             for row in rows], dtype=dtype)
-
-    return {"step": step, "window": window, "tokens": sum(len(ids) for ids, _, _ in rows),
-            "ids": stack(0, torch.long), "weight": stack(1, torch.float),
-            "sink": stack(2, torch.bool), "induction": True}
+    rows = induction_rows(tok, step, window, seed)
+    return dict(stack_padded(rows, window), step=step, window=window,
+                tokens=sum(len(ids) for ids, _, _ in rows), induction=True)

@@ -66,7 +66,8 @@ class SessionLayout:
     """What the mask needs for one batch of rows of equal padded length T (a multiple of W).
 
     is_sink [B, T] bool; sink_pos [B, S] positions of each row's sinks in order (padding: 0,
-    with sink_valid False); W the window; sinks=False gives the plain sliding window."""
+    with sink_valid False); W the window; sinks=False gives the plain sliding window. attend()
+    is the attention under this mask; packed_attention.PackedLayout is the same for packed rows."""
 
     def __init__(self, is_sink, window, sinks=True):
         self.window = window
@@ -105,26 +106,18 @@ class SessionLayout:
                               self.is_sink.view(B, n, window)], 2)  # [B, n, 2W]
         self.window_visible = base.unsqueeze(0) & ~key_sink.unsqueeze(2)  # [B, n, W, 2W]
 
+    def rope(self, head_dim, base):
+        """cos, sin [T, head_dim / 2] of the positions 0 .. T-1 (a row is one conversation)."""
+        return rope_angles(torch.arange(self.T, device=self.is_sink.device), head_dim, base)
 
-class Attention(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        self.c = c
-        hd = c.head_dim
-        self.wq = nn.Linear(c.d, c.n_head * hd, bias=False)
-        self.wk = nn.Linear(c.d, c.n_kv * hd, bias=False)
-        self.wv = nn.Linear(c.d, c.n_kv * hd, bias=False)
-        self.wo = nn.Linear(c.n_head * hd, c.d, bias=False)
-
-    def forward(self, x, layout, cos, sin):
-        c = self.c
-        B, T, _ = x.shape
-        H, G, hd, W = c.n_head, c.n_kv, c.head_dim, layout.window
+    def attend(self, q, k, v, cos, sin, c):
+        """q [B, T, H, hd], k and v [B, T, G, hd] (before RoPE); cos, sin [T, hd/2] ->
+        [B, T, H, hd]."""
+        B, T = q.shape[:2]
+        H, hd, W = c.n_head, c.head_dim, self.window
         n = T // W
-        rep = H // G
-        q = self.wq(x).view(B, T, H, hd).transpose(1, 2)  # [B, H, T, hd]
-        k = self.wk(x).view(B, T, G, hd).transpose(1, 2)  # [B, G, T, hd]
-        v = self.wv(x).view(B, T, G, hd).transpose(1, 2)
+        rep = H // c.n_kv
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [B, heads, T, hd]
         q_rot = apply_rope(q, cos, sin)
         k_rot = apply_rope(k, cos, sin)
         k_rot = k_rot.repeat_interleave(rep, 1)
@@ -139,27 +132,27 @@ class Attention(nn.Module):
         kw = torch.cat([F.pad(kb, (0, 0, 0, 0, 1, 0))[:, :, :n], kb], 3)
         vw = torch.cat([F.pad(vb, (0, 0, 0, 0, 1, 0))[:, :, :n], vb], 3)
         sw = torch.matmul(qb, kw.transpose(-1, -2)) * scale  # [B, H, n, W, 2W]
-        sw = sw.masked_fill(~layout.window_visible.unsqueeze(1), float("-inf"))
+        sw = sw.masked_fill(~self.window_visible.unsqueeze(1), float("-inf"))
 
         # Sinks: [B, H, T, S] at the true distance, or folded to W + S - 1 - j.
-        idx = layout.sink_pos.view(B, 1, -1, 1).expand(B, H, -1, hd)
+        idx = self.sink_pos.view(B, 1, -1, 1).expand(B, H, -1, hd)
         ks_true = torch.gather(k_rot, 2, idx)  # [B, H, S, hd]
         ks_raw = torch.gather(k, 2, idx)
         vs = torch.gather(v, 2, idx)
-        fcos, fsin = rope_angles(-layout.folded, hd, c.rope_base)  # [B, S, hd/2]
+        fcos, fsin = rope_angles(-self.folded, hd, c.rope_base)  # [B, S, hd/2]
         ks_fold = apply_rope(ks_raw, fcos.unsqueeze(1), fsin.unsqueeze(1))
         # Scores of the queries from fold_start on, at the folded distances (q at position 0
         # against keys at -folded): [B, H, T - fold_start, S].
-        fs, ff = layout.fold_start, layout.fold_from
+        fs, ff = self.fold_start, self.fold_from
         s_fold = torch.matmul(q[:, :, fs:], ks_fold.transpose(-1, -2)) * scale
         # Queries from fold_from on see every sink folded, and every sink is in their past.
         late = s_fold[:, :, ff - fs:].masked_fill(
-            ~layout.sink_valid.view(B, 1, 1, -1), float("-inf"))
+            ~self.sink_valid.view(B, 1, 1, -1), float("-inf"))
         # Queries before fold_from: true distances, folded where use_folded says so.
         early = torch.matmul(q_rot[:, :, :ff], ks_true.transpose(-1, -2)) * scale
         early = torch.cat([early[:, :, :fs], torch.where(
-            layout.use_folded[:, fs:ff].unsqueeze(1), s_fold[:, :, :ff - fs], early[:, :, fs:])], 2)
-        early = early.masked_fill(~layout.sink_visible[:, :ff].unsqueeze(1), float("-inf"))
+            self.use_folded[:, fs:ff].unsqueeze(1), s_fold[:, :, :ff - fs], early[:, :, fs:])], 2)
+        early = early.masked_fill(~self.sink_visible[:, :ff].unsqueeze(1), float("-inf"))
         ss = torch.cat([early, late], 2)
         S = ss.shape[-1]
 
@@ -167,7 +160,30 @@ class Attention(nn.Module):
         p = torch.softmax(scores, -1)
         out = torch.matmul(p[..., :S].reshape(B, H, T, S), vs) + \
             torch.matmul(p[..., S:], vw).view(B, H, T, hd)
-        return self.wo(out.transpose(1, 2).reshape(B, T, H * hd))
+        return out.transpose(1, 2)
+
+
+class Attention(nn.Module):
+    """Projections and output of one attention layer; which keys each query sees, and at which
+    RoPE distance, is the layout's (SessionLayout here, packed_attention.PackedLayout for packed
+    rows)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        hd = c.head_dim
+        self.wq = nn.Linear(c.d, c.n_head * hd, bias=False)
+        self.wk = nn.Linear(c.d, c.n_kv * hd, bias=False)
+        self.wv = nn.Linear(c.d, c.n_kv * hd, bias=False)
+        self.wo = nn.Linear(c.n_head * hd, c.d, bias=False)
+
+    def forward(self, x, layout, cos, sin):
+        c = self.c
+        B, T, _ = x.shape
+        q = self.wq(x).view(B, T, c.n_head, c.head_dim)
+        k = self.wk(x).view(B, T, c.n_kv, c.head_dim)
+        v = self.wv(x).view(B, T, c.n_kv, c.head_dim)
+        return self.wo(layout.attend(q, k, v, cos, sin, c).reshape(B, T, c.n_head * c.head_dim))
 
 
 class Block(nn.Module):
@@ -199,17 +215,32 @@ class NeedleNano(nn.Module):
                 std = 0.02 / math.sqrt(2 * c.n_layer) if name.endswith(("wo.weight", "w_down.weight")) else 0.02
                 nn.init.normal_(p, std=std)
 
-    def forward(self, ids, layout):
-        """ids [B, T] (T a multiple of the layout's window) -> logits [B, T, vocab]."""
-        T = ids.shape[1]
-        cos, sin = rope_angles(torch.arange(T, device=ids.device), self.c.head_dim, self.c.rope_base)
+    def hidden(self, ids, layout):
+        """ids [B, T] -> the final norm's output [B, T, d], before the tied output matrix."""
+        cos, sin = layout.rope(self.c.head_dim, self.c.rope_base)
         x = self.embed(ids)
         for block in self.blocks:
             x = block(x, layout, cos, sin)
-        return F.linear(self.norm(x), self.embed.weight)
+        return self.norm(x)
+
+    def forward(self, ids, layout):
+        """ids [B, T] (T a multiple of the layout's window) -> logits [B, T, vocab]."""
+        return F.linear(self.hidden(ids, layout), self.embed.weight)
 
 
 def pad_to_window(seq, window, fill=0):
     """Pads a list to a multiple of the window."""
     extra = (-len(seq)) % window
     return list(seq) + [fill] * extra
+
+
+def stack_padded(documents, window):
+    """(ids, weight, sink) lists -> ids [B, T] long, weight [B, T] float, sink [B, T] bool: one
+    row each, padded to the longest and then to a multiple of the window."""
+    length = max(len(d[0]) for d in documents)
+
+    def rows(index, dtype):
+        return torch.tensor([pad_to_window(d[index] + [0] * (length - len(d[index])), window)
+                             for d in documents], dtype=dtype)
+
+    return {"ids": rows(0, torch.long), "weight": rows(1, torch.float), "sink": rows(2, torch.bool)}

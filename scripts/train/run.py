@@ -64,9 +64,11 @@ SHIPPED_MODEL = os.path.normpath(os.path.join(HERE, "../../resources/models/need
 # unclipped gradients under which its copy circuit formed (induction.py). "gpu" trains the shipped
 # model's shape (12.6M parameters) on one GPU, resuming from the shipped GGUF itself, so that each
 # GPU loan adds to the last (its data rendered by 14 worker processes; induction steps and
-# gradients as in "cpu"; a checkpoint every 500 steps, since each one writes the optimizer's
-# state; the shape arguments apply only where there is nothing to resume from); "gpu-tiny" is the
-# same code path from scratch at a toy size, to check on a CPU that the GPU command runs.
+# gradients as in "cpu"; the shape arguments apply only where there is nothing to resume from)
+# in the packed loop (gpu_loop.py: 8 packed rows of 8,192 tokens a conversation step, weights-only
+# checkpoints every 500 steps; --batch 32 sets the curriculum's pace and the padded step it is
+# timed against); "gpu-tiny" is the same code path from scratch at a toy size, to check on a CPU
+# that the GPU command runs.
 # Until the tool-name diagnostic leaves chance, nine conversations in ten name their tools with
 # fresh nonsense (no pool name to choose by), and descriptions share a word with their queries in
 # at least 80% of the calls (word_overlap.py), so that the description is what tells the tool.
@@ -77,12 +79,14 @@ PRESETS = {
             *READING_DATA, "--init", REPO_STATE, "--save-weights", REPO_STATE],
     "gpu": ["--d", "384", "--layers", "8", "--heads", "8", "--kv-heads", "8", "--ff", "768",
             "--batch", "32", "--workers", "14", "--curriculum", "60000", "--lr", "1.5e-3",
-            "--warmup", "200", "--diag-minutes", "1.5", "--induction-rate", "0.5", "--clip", "0",
-            "--checkpoint-every", "500", *READING_DATA, "--init", SHIPPED_MODEL],
+            "--warmup", "200", "--diag-minutes", "1", "--induction-rate", "0.5", "--clip", "0",
+            "--checkpoint-every", "500", *READING_DATA, "--init", SHIPPED_MODEL,
+            "--packed", "--rows", "8", "--row-length", "8192"],
     "gpu-tiny": ["--d", "32", "--layers", "2", "--heads", "2", "--kv-heads", "2", "--ff", "64",
                  "--batch", "4", "--workers", "2", "--curriculum", "400", "--warmup", "5",
                  "--diag-minutes", "0.2", "--induction-rate", "0.5", "--clip", "0",
-                 "--checkpoint-every", "500"],
+                 "--checkpoint-every", "500", "--packed", "--rows", "2", "--row-length", "8192",
+                 "--log-every", "5"],
 }
 DEFAULT_MINUTES = {"cpu": "110", "gpu": "6.5", "gpu-tiny": "0.5"}
 # The exported weight type: the gpu shape (12.6M parameters) fits the 16 MB budget only as Q8_0.
@@ -138,6 +142,9 @@ def main():
                     help="the GGUF's weight type; default per preset: cpu f32, gpu q8_0")
     ap.add_argument("--window", default="96", help="kv window for evaluation and metadata")
     ap.add_argument("--threads", default="1", help="PyTorch threads for training")
+    ap.add_argument("--rows", default="",
+                    help="gpu presets: packed rows of 8,192 tokens per step (gpu: 8, about 40 GB "
+                         "estimated; 16 would need an H200)")
     ap.add_argument("--build", default="",
                     help="a Sinkscope CMake build folder: also check the GGUF against the engine")
     ap.add_argument("--checkpoint", default="latest.pt",
@@ -168,7 +175,7 @@ def main():
     if not args.no_train:
         run("train.py", "--work-dir", args.work_dir, "--device", args.device, "--threads",
             args.threads, "--minutes", args.minutes or DEFAULT_MINUTES[args.preset],
-            *PRESETS[args.preset])
+            *PRESETS[args.preset], *(["--rows", args.rows] if args.rows else []))
     if args.train_only:
         return
     suites = [os.path.join(args.work_dir, "suites", n + ".jsonl") for n in SUITES]

@@ -37,13 +37,19 @@ LOSS_FIELDS = ["step", "tokens_seen", "loss", "lr", "train_seconds", "tokens_per
                "aux_rate", "batch", "data_share"]
 
 
-def batch_loss(model, batch, device):
+def autocast(device, bf16=None):
+    """bfloat16 autocast, on a GPU unless told otherwise."""
+    return torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu",
+                          dtype=torch.bfloat16,
+                          enabled=device.startswith("cuda") if bf16 is None else bf16)
+
+
+def batch_loss(model, batch, device, bf16=None):
     """Weighted mean cross-entropy over the assistant tokens of the batch's conversations."""
     ids = batch["ids"].to(device, non_blocking=True)
     weight = batch["weight"].to(device, non_blocking=True)
     sink = batch["sink"].to(device, non_blocking=True)
-    with torch.autocast(device_type="cuda" if device.startswith("cuda") else "cpu",
-                        dtype=torch.bfloat16, enabled=device.startswith("cuda")):
+    with autocast(device, bf16):
         logits = model(ids, SessionLayout(sink, batch["window"]))
     ce = F.cross_entropy(logits[:, :-1].float().reshape(-1, logits.shape[-1]),
                          ids[:, 1:].reshape(-1), reduction="none")
@@ -149,87 +155,124 @@ def parse_args():
     ap.add_argument("--workers", type=int, default=0, help="data worker processes (0: none)")
     ap.add_argument("--checkpoint-every", type=int, default=50)
     ap.add_argument("--diag-minutes", type=float, default=10)
+    ap.add_argument("--packed", action="store_true",
+                    help="the GPU loop (gpu_loop.py): packed fixed-shape rows, compiled step")
+    ap.add_argument("--rows", type=int, default=8, help="packed rows per conversation step")
+    ap.add_argument("--row-length", type=int, default=8192, help="tokens per packed row")
+    ap.add_argument("--sink-capacity", type=int, default=1024,
+                    help="sink slots per chunk of 128 queries (packed_attention.py)")
+    ap.add_argument("--compare-seconds", type=float, default=20,
+                    help="the packed loop first times the padded and the packed step this long")
+    ap.add_argument("--log-every", type=int, default=50,
+                    help="packed loop: steps between loss reads (each one waits for the device)")
+    ap.add_argument("--no-compile", action="store_true", help="packed loop: no torch.compile")
     return ap.parse_args()
 
 
-def main():
-    args = parse_args()
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    tok = Tokenizer.load(os.path.join(args.work_dir, "tokenizer.json"))
-    state, source = load_state(args.work_dir, args.init)
-    config = Config(**state["config"]) if state else Config(
-        vocab=tok.size, d=args.d, n_layer=args.layers, n_head=args.heads, n_kv=args.kv_heads,
-        ff=args.ff)
-    model = NeedleNano(config).to(args.device)
+class Run:
+    """What a training loop works on: the model and optimizer, the counters that make runs add
+    up, the data generator, the diagnostics and the logs."""
+
+    def __init__(self, args, fused_adamw=False):
+        self.args = args
+        self.tok = tok = Tokenizer.load(os.path.join(args.work_dir, "tokenizer.json"))
+        state, source = load_state(args.work_dir, args.init)
+        self.config = Config(**state["config"]) if state else Config(
+            vocab=tok.size, d=args.d, n_layer=args.layers, n_head=args.heads, n_kv=args.kv_heads,
+            ff=args.ff)
+        self.model = NeedleNano(self.config).to(args.device)
+        self.opt = make_optimizer(self.model, args, fused_adamw)
+        self.step = self.tokens_seen = 0
+        self.train_seconds = 0.0
+        self.warm_from = 0
+        if state:
+            self.model.load_state_dict({k: v.float() for k, v in state["model"].items()})
+            if "optimizer" in state:
+                self.opt.load_state_dict(state["optimizer"])
+            else:
+                self.warm_from = state["step"]  # a fresh optimizer warms up again
+            self.step = state["step"]
+            self.tokens_seen, self.train_seconds = state["tokens_seen"], state["train_seconds"]
+        print("from %s: step %d, %d tokens; parameters %d" % (
+            source, self.step, self.tokens_seen,
+            sum(p.numel() for p in self.model.parameters())), flush=True)
+        self.gen = needle_data.ConversationGenerator(args.seed, "train",
+                                                     random_id_rate=args.random_id_rate,
+                                                     overlap_rate=args.overlap_rate)
+        dev = [needle_data.ConversationGenerator(args.seed + 1, "eval", min_turns=16,
+                                                 max_turns=16).generate(i) for i in range(4)]
+        self.diag = diagnostics.Diagnostics(tok, dev)
+        self.log, self.writer = open_log(os.path.join(args.work_dir, "loss.csv"), LOSS_FIELDS)
+        self.diag_log, self.diag_writer = open_log(
+            os.path.join(args.work_dir, "diagnostics.csv"), diagnostics.Diagnostics.FIELDS)
+
+    def counters(self, decayed):
+        return {"step": self.step, "tokens_seen": self.tokens_seen,
+                "train_seconds": self.train_seconds, "seed": self.args.seed, "decayed": decayed}
+
+    def checkpoint(self, path, decayed):
+        weights = {k: v.detach().cpu() for k, v in self.model.state_dict().items()}
+        save_atomic(dict(self.counters(decayed), config=self.config.to_dict(), model=weights,
+                         optimizer=self.opt.state_dict()), path)
+
+    def save_weights(self, path, decayed):
+        save_weights(self.model, self.config, self.counters(decayed), path)
+
+    def learning_rate(self, run_seconds):
+        return learning_rate(self.step - self.warm_from, run_seconds, self.args)
+
+    def starts_decay(self, lr, decaying):
+        return lr < self.args.lr and not decaying and self.step - self.warm_from >= self.args.warmup
+
+    def run_diagnostics(self):
+        row = self.diag.measure(self.model)
+        self.diag_writer.writerow([self.step, self.tokens_seen, "%.1f" % self.train_seconds] +
+                                  ["%.4f" % row[f] for f in diagnostics.Diagnostics.FIELDS[3:]])
+        self.diag_log.flush()
+        print("diagnostics at step %d: %s" % (self.step, row), flush=True)
+
+    def log_row(self, lr, speed, mean_loss, data_share, batch):
+        # the curriculum point of the step just taken
+        max_turns, aux_rate = batches.curriculum((self.step - 1) * self.args.batch,
+                                                 self.args)
+        self.writer.writerow([self.step, self.tokens_seen, "%.4f" % mean_loss, "%.6f" % lr,
+                              "%.1f" % self.train_seconds, "%.0f" % speed, max_turns,
+                              "%.3f" % aux_rate, batch, "%.3f" % data_share])
+        self.log.flush()
+        return max_turns, aux_rate
+
+
+def make_optimizer(model, args, fused):
     decay = [p for n, p in model.named_parameters() if p.dim() == 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=args.lr, betas=(0.9, 0.95))
-    step = tokens_seen = 0
-    train_seconds = 0.0
-    warm_from = 0
-    if state:
-        model.load_state_dict({k: v.float() for k, v in state["model"].items()})
-        if "optimizer" in state:
-            opt.load_state_dict(state["optimizer"])
-        else:
-            warm_from = state["step"]  # a fresh optimizer warms up again
-        step = state["step"]
-        tokens_seen, train_seconds = state["tokens_seen"], state["train_seconds"]
-    print("from %s: step %d, %d tokens; parameters %d" % (
-        source, step, tokens_seen, sum(p.numel() for p in model.parameters())), flush=True)
+    return torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                              {"params": no_decay, "weight_decay": 0.0}],
+                             lr=args.lr, betas=(0.9, 0.95), **({"fused": True} if fused else {}))
 
-    def counters(decayed):
-        return {"step": step, "tokens_seen": tokens_seen,
-                "train_seconds": train_seconds, "seed": args.seed, "decayed": decayed}
 
-    if args.save_weights_now:
-        save_weights(model, config, counters(False), args.save_weights)
-        return
-
-    gen = needle_data.ConversationGenerator(args.seed, "train", random_id_rate=args.random_id_rate,
-                                            overlap_rate=args.overlap_rate)
-    dev = [needle_data.ConversationGenerator(args.seed + 1, "eval", min_turns=16,
-                                             max_turns=16).generate(i) for i in range(4)]
-    diag = diagnostics.Diagnostics(tok, dev)
-    log, writer = open_log(os.path.join(args.work_dir, "loss.csv"), LOSS_FIELDS)
-    diag_log, diag_writer = open_log(os.path.join(args.work_dir, "diagnostics.csv"),
-                                     diagnostics.Diagnostics.FIELDS)
-
-    def checkpoint(path, decayed):
-        weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-        save_atomic(dict(counters(decayed), config=config.to_dict(), model=weights,
-                         optimizer=opt.state_dict()), path)
-
-    def run_diagnostics():
-        row = diag.measure(model)
-        diag_writer.writerow([step, tokens_seen, "%.1f" % train_seconds] +
-                             ["%.4f" % row[f] for f in diagnostics.Diagnostics.FIELDS[3:]])
-        diag_log.flush()
-        print("diagnostics at step %d: %s" % (step, row), flush=True)
-
-    stream = batches.batch_stream(gen, tok, step, args)
+def padded_loop(run):
+    """The CPU recipe's loop (and the GPU loop's timing baseline): one padded batch per step,
+    the loss read every step."""
+    args, model, opt = run.args, run.model, run.opt
+    stream = batches.batch_stream(run.gen, run.tok, run.step, args)
     run_seconds, next_diag, decaying = 0.0, 0.0, False
     # data_time: waiting for the next batch (rendering, or the workers falling behind the device)
     sums = {"loss": 0.0, "steps": 0, "tokens": 0, "time": 0.0, "data_time": 0.0,
             "copy_loss": 0.0, "copy_steps": 0}
     while run_seconds < args.minutes * 60:
         if run_seconds >= next_diag:
-            run_diagnostics()
+            run.run_diagnostics()
             next_diag = run_seconds + args.diag_minutes * 60
-        lr = learning_rate(step - warm_from, run_seconds, args)
-        if lr < args.lr and not decaying and step - warm_from >= args.warmup:
+        lr = run.learning_rate(run_seconds)
+        if run.starts_decay(lr, decaying):
             decaying = True
-            checkpoint(os.path.join(args.work_dir, "stable.pt"), False)
+            run.checkpoint(os.path.join(args.work_dir, "stable.pt"), False)
             if args.save_weights:
-                save_weights(model, config, counters(False), args.save_weights)
+                run.save_weights(args.save_weights, False)
         t0 = time.time()
         batch = next(stream)
         sums["data_time"] += time.time() - t0
-        assert batch["step"] == step
-        max_turns, aux_rate = batches.curriculum(step * args.batch, args)
+        assert batch["step"] == run.step
         batch_tokens = batch["tokens"]
         for group in opt.param_groups:
             group["lr"] = lr
@@ -240,33 +283,45 @@ def main():
         if args.clip > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
         opt.step()
-        step += 1
-        tokens_seen += batch_tokens
+        run.step += 1
+        run.tokens_seen += batch_tokens
         dt = time.time() - t0
-        train_seconds += dt
+        run.train_seconds += dt
         run_seconds += dt
         # The loss columns average the conversation steps only; induction steps are printed apart.
         kind = ("copy_loss", "copy_steps") if batch["induction"] else ("loss", "steps")
         for key, value in ((kind[0], loss.item()), (kind[1], 1), ("tokens", batch_tokens),
                            ("time", dt)):
             sums[key] += value
-        if step % 10 == 0:
+        if run.step % 10 == 0:
             speed = sums["tokens"] / max(sums["time"], 1e-9)
             mean_loss = sums["loss"] / max(sums["steps"], 1)
             data_share = sums["data_time"] / max(sums["time"], 1e-9)
-            writer.writerow([step, tokens_seen, "%.4f" % mean_loss,
-                             "%.6f" % lr, "%.1f" % train_seconds, "%.0f" % speed, max_turns,
-                             "%.3f" % aux_rate, args.batch, "%.3f" % data_share])
-            log.flush()
+            max_turns, aux_rate = run.log_row(lr, speed, mean_loss, data_share, args.batch)
             print("step %d tokens %d loss %.4f copy loss %.4f lr %.5f tok/s %.0f turns<=%d aux %.2f"
-                  " data %.0f%%" % (step, tokens_seen, mean_loss,
+                  " data %.0f%%" % (run.step, run.tokens_seen, mean_loss,
                                     sums["copy_loss"] / max(sums["copy_steps"], 1), lr, speed,
                                     max_turns, aux_rate, 100 * data_share), flush=True)
             sums = dict.fromkeys(sums, 0)
-        if step % args.checkpoint_every == 0:
-            checkpoint(os.path.join(args.work_dir, "latest.pt"), decaying)
-    checkpoint(os.path.join(args.work_dir, "latest.pt"), decaying)
-    run_diagnostics()
+        if run.step % args.checkpoint_every == 0:
+            run.checkpoint(os.path.join(args.work_dir, "latest.pt"), decaying)
+    run.checkpoint(os.path.join(args.work_dir, "latest.pt"), decaying)
+    run.run_diagnostics()
+
+
+def main():
+    args = parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    if args.packed:
+        import gpu_loop
+        gpu_loop.main(args)
+        return
+    run = Run(args)
+    if args.save_weights_now:
+        run.save_weights(args.save_weights, False)
+        return
+    padded_loop(run)
 
 
 if __name__ == "__main__":
