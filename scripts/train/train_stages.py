@@ -107,11 +107,7 @@ def build(args, tok):
         vocab=tok.size, d=args.d, n_layer=args.layers, n_head=args.heads, n_kv=args.heads,
         ff=args.ff)
     model = NeedleNano(config)
-    decay = [p for p in model.parameters() if p.dim() == 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=args.lr, betas=(0.9, 0.95))
+    opt = train.make_optimizer(model, args, fused=False)
     counters = {"step": 0, "tokens_seen": 0, "train_seconds": 0.0, "stage": 0, "warm_from": 0,
                 "order": args.order}
     if state:
