@@ -12,7 +12,10 @@
 #include <QClipboard>
 #include <QGuiApplication>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
 #include <QPushButton>
 #include <QTextCursor>
 #include <QToolButton>
@@ -67,8 +70,20 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     m_copyChatAction->setIconText(tr("Copy chat"));
     m_copyChatAction->setShortcut(QKeySequence(tr("Ctrl+Shift+C")));
     m_copyChatAction->setToolTip(tr("Copy the whole chat as Markdown (Ctrl+Shift+C)"));
+    m_findAction = new QAction(tr("&Find in Chat…"), this);
+    m_findAction->setObjectName(QStringLiteral("findInChatAction"));
+    m_findAction->setShortcut(QKeySequence::Find);
+    m_findAction->setToolTip(tr("Find a message by its text (Ctrl+F)"));
+    m_findBar = new QLineEdit(this);
+    m_findBar->setObjectName(QStringLiteral("findBar"));
+    m_findBar->setPlaceholderText(
+        tr("Find in chat: Enter finds the next older message, Esc closes"));
+    m_findBar->setClearButtonEnabled(true);
+    m_findBar->hide();
+    m_findBar->installEventFilter(this); // Esc closes it rather than stopping a reply
     addAction(m_showTokensAction);
     addAction(m_copyChatAction);
+    addAction(m_findAction);
     m_chatView->setMenuActions({m_showTokensAction, m_copyChatAction});
     auto* showTokensButton = new QToolButton(this);
     showTokensButton->setObjectName(QStringLiteral("showTokensButton"));
@@ -117,6 +132,7 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_transcript, 1);
     layout->addWidget(m_chatView, 1);
     layout->addWidget(m_resultBox);
+    layout->addWidget(m_findBar);
     layout->addWidget(m_status);
     layout->addLayout(inputRow);
 
@@ -146,8 +162,9 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     connect(m_transcript, &TokenTextView::fadedBeforeChanged, m_chatView,
             &ChatView::setFadedBefore);
     connect(m_showTokensAction, &QAction::toggled, this, &ChatPanel::setShowTokens);
-    connect(m_copyChatAction, &QAction::triggered, this,
-            [this] { QGuiApplication::clipboard()->setText(chatMarkdown()); });
+    connect(m_copyChatAction, &QAction::triggered, this, &ChatPanel::copyChat);
+    connect(m_findAction, &QAction::triggered, this, &ChatPanel::showFindBar);
+    connect(m_findBar, &QLineEdit::returnPressed, this, &ChatPanel::findNext);
     setShowTokens(false);
     refreshButtons();
 }
@@ -168,6 +185,49 @@ void ChatPanel::viewTokens(qint64 firstToken, qint64 endToken) {
     m_transcript->highlightTokens(firstToken, endToken);
     if (firstToken < m_transcript->firstTokenShown())
         setStatus(tr("That message was tokenised by another model: its tokens are not shown."));
+}
+
+bool ChatPanel::eventFilter(QObject* watched, QEvent* event) {
+    const bool escape =
+        (event->type() == QEvent::ShortcutOverride || event->type() == QEvent::KeyPress) &&
+        static_cast<QKeyEvent*>(event)->key() == Qt::Key_Escape;
+    if (watched != m_findBar || !escape) return QWidget::eventFilter(watched, event);
+    event->accept();
+    if (event->type() == QEvent::KeyPress) {
+        m_findBar->hide();
+        m_chatView->setFocus(Qt::OtherFocusReason);
+    }
+    return true;
+}
+
+void ChatPanel::copyChat() {
+    const qsizetype count = m_chatView->messages().size();
+    setStatus(tr("Copying the chat…"));
+    chatMarkdownInBackground(this, m_chatView->messages(), [this, count](const QString& markdown) {
+        QGuiApplication::clipboard()->setText(markdown);
+        setStatus(tr("Copied the chat as Markdown (%1).")
+                      .arg(countOf(count, tr("message"), tr("messages"))));
+    });
+}
+
+void ChatPanel::showFindBar() {
+    setShowTokens(false);
+    m_findBar->show();
+    m_findBar->setFocus(Qt::ShortcutFocusReason);
+    m_findBar->selectAll();
+}
+
+void ChatPanel::findNext() {
+    const QString text = m_findBar->text().trimmed();
+    if (text.isEmpty()) return;
+    const qsizetype found = m_chatView->findOlder(text);
+    if (found < 0) {
+        setStatus(tr("No message holds \"%1\".").arg(text));
+        return;
+    }
+    setStatus(
+        tr("Message %1 of %2")
+            .arg(QLocale().toString(found + 1), QLocale().toString(m_chatView->messages().size())));
 }
 
 QString ChatPanel::chatMarkdown() const {
