@@ -27,6 +27,8 @@ namespace sinkscope::ui {
 
 namespace {
 
+constexpr qint64 kRestoredTokensShown = 8192;
+
 QString replySummary(const GenerationReport& report) {
     QString summary = tokenCount(report.generatedTokens);
     if (report.generatedTokens > 0)
@@ -184,7 +186,9 @@ void ChatPanel::viewTokens(qint64 firstToken, qint64 endToken) {
     setShowTokens(true);
     m_transcript->highlightTokens(firstToken, endToken);
     if (firstToken < m_transcript->firstTokenShown())
-        setStatus(tr("That message was tokenised by another model: its tokens are not shown."));
+        setStatus(tr("That message's tokens are not shown: the token view starts at token %1 "
+                     "(another model's tokenisation, or the start of a long restored session).")
+                      .arg(QLocale().toString(m_transcript->firstTokenShown())));
 }
 
 bool ChatPanel::eventFilter(QObject* watched, QEvent* event) {
@@ -365,10 +369,23 @@ void ChatPanel::showRestoredSession(const SessionInfo& session) {
     showPrefix(session);
     clearConversation();
     const QStringList& pieces = session.transcriptPieces;
+    // The token view starts at the newest kRestoredTokensShown tokens, the window always among
+    // them: a rich-text document of a 50,000-turn transcript would take the GUI thread seconds.
+    const qint64 shownFrom = qBound<qint64>(
+        0, qMin<qint64>(session.layout.transcriptBase, pieces.size() - kRestoredTokensShown),
+        pieces.size());
+    if (shownFrom > 0) {
+        m_transcript->sealTokens(shownFrom);
+        m_transcript->appendNote(
+            tr("The session's first %1 are not shown here: the token view starts at the newest "
+               "%2.")
+                .arg(tokenCount(shownFrom), tokenCount(pieces.size() - shownFrom)));
+    }
     qsizetype next = 0;
     const auto appendTurnPieces = [&](qsizetype count, TokenRole role) {
         QList<TokenText> tokens;
-        for (const qsizetype end = qMin(pieces.size(), next + count); next < end; ++next)
+        const qsizetype end = qMin(pieces.size(), next + count);
+        for (next = qMax<qsizetype>(next, qMin<qsizetype>(shownFrom, end)); next < end; ++next)
             tokens.append({pieces[next], role, session.transcriptIds.value(next, -1),
                            session.layout.positionOf(next)});
         m_transcript->appendTokens(tokens);
@@ -380,6 +397,7 @@ void ChatPanel::showRestoredSession(const SessionInfo& session) {
     for (const TurnView& turn : session.conversation) {
         const bool assistant = turn.role == TurnRole::Assistant;
         appendTurnPieces(turn.tokenCount, assistant ? TokenRole::Reply : TokenRole::Prompt);
+        if (next <= shownFrom && shownFrom > 0) continue; // its tokens are not shown
         for (const ToolCallView& call : turn.calls)
             m_transcript->appendBlock(callCardHtml(call, -1, palette()));
     }
