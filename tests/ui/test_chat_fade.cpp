@@ -78,16 +78,17 @@ std::set<qint64> heldPositions(const MainWindow& window) {
     return held;
 }
 
-// The document's text from `position` to its end.
-QString textFrom(const ChatView& chat, int position) {
-    QTextCursor cursor(chat.document());
-    cursor.setPosition(position);
-    cursor.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
-    return cursor.selectedText();
+// The messages from `first` on as drawn, formats included.
+QStringList drawnFrom(const ChatView& chat, qsizetype first) {
+    QStringList drawn;
+    for (qsizetype message = first; message < chat.messages().size(); ++message)
+        drawn << chat.messageDocument(message)->toHtml();
+    return drawn;
 }
 
-bool drawnFaded(const ChatView& chat, int position) {
-    QTextCursor cursor(chat.document());
+// Whether the message's character at `position` of its document is drawn faded.
+bool drawnFaded(const ChatView& chat, qsizetype message, int position) {
+    QTextCursor cursor(const_cast<QTextDocument*>(chat.messageDocument(message)));
     cursor.setPosition(position + 1); // the format of the character before the cursor
     const QPalette& colors = chat.palette();
     return cursor.charFormat().foreground().color() ==
@@ -142,13 +143,13 @@ QString checkFades(const MainWindow& window, const QList<Token>& tokens, int& sp
                 .arg(chat.fadedLength(i))
                 .arg(expected);
         const int start = chat.textPosition(i);
-        QTextCursor text(chat.document());
+        QTextCursor text(const_cast<QTextDocument*>(chat.messageDocument(i)));
         text.setPosition(start);
         text.setPosition(start + int(shown.size()), QTextCursor::KeepAnchor);
         if (text.selectedText() != shown)
             return QStringLiteral("message %1: its text is not where the chat says").arg(i);
         for (qsizetype c = 0; c < shown.size(); ++c)
-            if (drawnFaded(chat, start + int(c)) != (c < expected))
+            if (drawnFaded(chat, i, start + int(c)) != (c < expected))
                 return QStringLiteral("message %1: character %2 of \"%3\" drawn %4")
                     .arg(i)
                     .arg(c)
@@ -295,8 +296,8 @@ void TestChatFade::turnsRenderedTogetherFadeByToken() {
     QVERIFY2(failures.isEmpty(), qPrintable(failures.join(u'\n')));
 }
 
-// The window's edge moved by hand across the first message's tokens: only that message's box
-// changes in the document, and an edge that fades no other character changes nothing.
+// The window's edge moved by hand across the first message's tokens: only that message's row
+// changes, and an edge that fades no other character changes nothing; the others draw the same.
 void TestChatFade::onlyMessagesWhoseFadeChangedAreRedrawn() {
     WindowPtr window = openWindow();
     QVERIFY(window);
@@ -313,8 +314,8 @@ void TestChatFade::onlyMessagesWhoseFadeChangedAreRedrawn() {
     const ChatMessage& first = messages[0];
     chat->setFadedBefore(first.firstToken); // nothing faded
     QVERIFY(!chat->isFaded(0));
-    const QString rest = textFrom(*chat, chat->textPosition(1));
-    QSignalSpy changes(chat->document(), &QTextDocument::contentsChange);
+    const QStringList rest = drawnFrom(*chat, 1);
+    QSignalSpy changes(chat->transcriptModel(), &QAbstractItemModel::dataChanged);
     QList<qsizetype> steps{0};
     for (qint64 edge = first.firstToken + 1; edge <= first.endToken; ++edge) {
         changes.clear();
@@ -329,13 +330,15 @@ void TestChatFade::onlyMessagesWhoseFadeChangedAreRedrawn() {
             continue;
         }
         QVERIFY(!changes.isEmpty());
-        for (const QList<QVariant>& change : changes)
-            QCOMPARE(chat->messageAtPosition(change.at(0).toInt()), 0);
+        for (const QList<QVariant>& change : changes) {
+            QCOMPARE(change.at(0).toModelIndex().row(), 0);
+            QCOMPARE(change.at(1).toModelIndex().row(), 0);
+        }
         if (faded != steps.constLast()) steps << faded;
     }
     QCOMPARE(steps.constLast(), first.text.trimmed().size());
     QVERIFY(steps.size() > 3); // the text faded in steps, token by token
-    QCOMPARE(textFrom(*chat, chat->textPosition(1)), rest);
+    QCOMPARE(drawnFrom(*chat, 1), rest);
 }
 
 // A Qwen-style model (its <tool_call> and </tool_call> user-defined tokens) with a call required:
@@ -368,7 +371,7 @@ void TestChatFade::streamedCallMarkersStayHidden() {
         const qsizetype opened = streamed.lastIndexOf(QStringLiteral("<tool_call>"));
         const bool insideCall =
             opened >= 0 && streamed.indexOf(QStringLiteral("</tool_call>"), opened) < 0;
-        shown.append({chat->toPlainText(), insideCall});
+        shown.append({chatText(*chat), insideCall});
     });
     QSignalSpy replies(window.get(), &MainWindow::replyFinished);
     typeMessage(*window, QStringLiteral("what time is it"));
@@ -383,7 +386,7 @@ void TestChatFade::streamedCallMarkersStayHidden() {
         if (insideCall)
             QVERIFY2(text.contains(QStringLiteral("Writing a tool call…")), qPrintable(text));
     }
-    const QString done = chat->toPlainText();
+    const QString done = chatText(*chat);
     QVERIFY2(done.contains(QStringLiteral("Call get_time")), qPrintable(done));
     QVERIFY(!done.contains(QStringLiteral("Writing a tool call")));
     QVERIFY(!done.contains(QStringLiteral("tool_call")));

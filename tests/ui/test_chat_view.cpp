@@ -31,7 +31,7 @@ using namespace sinkscope::test;
 
 namespace {
 
-void clickLink(QTextEdit* view, const QString& href) {
+void clickLink(ChatView* view, const QString& href) {
     const QPoint point = linkPoint(view, href);
     QVERIFY2(!point.isNull(), qPrintable(href));
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, point);
@@ -126,7 +126,7 @@ void TestChatView::toolChatReadsAsAChat() {
     QCOMPARE(messages[0].text, review);
     QCOMPARE(messages[1].calls.size(), call.calls.size());
     QCOMPARE(messages[1].calls[0].name, QStringLiteral("classify_sentiment"));
-    const QString text = chat->toPlainText();
+    const QString text = chatText(*chat);
     for (const QString& shown :
          {QStringLiteral("You"), QStringLiteral("Assistant"), QStringLiteral("Tool result"), review,
           QStringLiteral("Call classify_sentiment")})
@@ -145,9 +145,9 @@ void TestChatView::toolChatReadsAsAChat() {
     QCOMPARE(QGuiApplication::clipboard()->text(), messages[2].text.trimmed());
     auto* copyChat = panel->findChild<QToolButton*>(QStringLiteral("copyChatButton"));
     QVERIFY(copyChat);
-    QTest::mouseClick(copyChat, Qt::LeftButton);
+    QTest::mouseClick(copyChat, Qt::LeftButton); // made off the GUI thread
+    QTRY_COMPARE_WITH_TIMEOUT(QGuiApplication::clipboard()->text(), panel->chatMarkdown(), kWaitMs);
     const QString markdown = QGuiApplication::clipboard()->text();
-    QCOMPARE(markdown, panel->chatMarkdown());
 
     // One section per message, in order; the call and the result as fenced JSON.
     const QStringList sections = markdown.trimmed().split(QStringLiteral("\n\n"));
@@ -246,7 +246,7 @@ void TestChatView::earliestMessageFadesInBothViews() {
     QVERIFY(messages[0].hasTokens());
     QVERIFY(chat->isFaded(0));
     QVERIFY(chat->isFaded(3));
-    const QString text = chat->toPlainText();
+    const QString text = chatText(*chat);
     QVERIFY2(text.contains(QStringLiteral("You  · left the KV window")) &&
                  text.contains(QStringLiteral("Assistant  · partly left the KV window")),
              qPrintable(text));

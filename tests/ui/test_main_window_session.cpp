@@ -226,7 +226,7 @@ void TestMainWindowSession::savedSessionOpensInAnotherWindow() {
         QCOMPARE(chatView->messages()[i].role, restored.conversation[i].role);
         QCOMPARE(chatView->messages()[i].text, restored.conversation[i].text);
     }
-    const QString readable = chatView->toPlainText();
+    const QString readable = chatText(*chatView);
     QVERIFY2(readable.contains(kReview) && readable.contains(QStringLiteral("Tool result")) &&
                  readable.contains(QStringLiteral("Call classify_sentiment")) &&
                  !readable.contains(QStringLiteral("<tool_result>")) &&

@@ -3,10 +3,12 @@
 #pragma once
 
 #include "chat_panel/chat_panel.h"
+#include "chat_panel/chat_view.h"
 #include "chat_panel/message_input.h"
 #include "window/main_window.h"
 #include "worker/engine_types.h"
 
+#include <QAbstractTextDocumentLayout>
 #include <QAction>
 #include <QCoreApplication>
 #include <QFile>
@@ -77,6 +79,42 @@ inline QPoint linkPoint(QTextEdit* view, const QString& href) {
             return view->cursorRect(cursor).center();
         }
     return {};
+}
+
+// Where the link `href` is drawn in the readable chat's viewport (its message scrolled into view);
+// null when no message shows it.
+inline QPoint linkPoint(ui::ChatView* view, const QString& href) {
+    for (qsizetype message = 0; message < view->messages().size(); ++message) {
+        const QTextDocument* document = view->messageDocument(message);
+        for (QTextBlock block = document->begin(); block.isValid(); block = block.next())
+            for (auto it = block.begin(); !it.atEnd(); ++it) {
+                const QTextFragment fragment = it.fragment();
+                if (fragment.charFormat().anchorHref() != href || fragment.length() < 2) continue;
+                const QRect box = view->messageRect(message);
+                document = view->messageDocument(message); // laid out at the view's width
+                block = document->findBlock(fragment.position());
+                const QTextLayout* layout = block.layout();
+                const int inBlock = fragment.position() + 1 - block.position();
+                const QTextLine line = layout->lineForTextPosition(inBlock);
+                // The block's place in the document, less where its lines start in it.
+                const QPointF origin =
+                    document->documentLayout()->blockBoundingRect(block).topLeft() -
+                    layout->boundingRect().topLeft();
+                const QPointF inDocument =
+                    origin + QPointF(line.cursorToX(inBlock), line.y() + line.height() / 2);
+                if (document->documentLayout()->anchorAt(inDocument) != href) return {};
+                return box.topLeft() + inDocument.toPoint();
+            }
+    }
+    return {};
+}
+
+// The readable chat's text as drawn, message after message.
+inline QString chatText(const ui::ChatView& view) {
+    QStringList messages;
+    for (qsizetype message = 0; message < view.messages().size(); ++message)
+        messages << view.messageDocument(message)->toPlainText();
+    return messages.join(u'\n');
 }
 
 // Types `text` into the chat's input and presses Enter.

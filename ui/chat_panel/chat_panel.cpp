@@ -12,7 +12,10 @@
 #include <QClipboard>
 #include <QGuiApplication>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
 #include <QPushButton>
 #include <QTextCursor>
 #include <QToolButton>
@@ -23,6 +26,8 @@
 namespace sinkscope::ui {
 
 namespace {
+
+constexpr qint64 kRestoredTokensShown = 8192;
 
 QString replySummary(const GenerationReport& report) {
     QString summary = tokenCount(report.generatedTokens);
@@ -67,8 +72,20 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     m_copyChatAction->setIconText(tr("Copy chat"));
     m_copyChatAction->setShortcut(QKeySequence(tr("Ctrl+Shift+C")));
     m_copyChatAction->setToolTip(tr("Copy the whole chat as Markdown (Ctrl+Shift+C)"));
+    m_findAction = new QAction(tr("&Find in Chat…"), this);
+    m_findAction->setObjectName(QStringLiteral("findInChatAction"));
+    m_findAction->setShortcut(QKeySequence::Find);
+    m_findAction->setToolTip(tr("Find a message by its text (Ctrl+F)"));
+    m_findBar = new QLineEdit(this);
+    m_findBar->setObjectName(QStringLiteral("findBar"));
+    m_findBar->setPlaceholderText(
+        tr("Find in chat: Enter finds the next older message, Esc closes"));
+    m_findBar->setClearButtonEnabled(true);
+    m_findBar->hide();
+    m_findBar->installEventFilter(this); // Esc closes it rather than stopping a reply
     addAction(m_showTokensAction);
     addAction(m_copyChatAction);
+    addAction(m_findAction);
     m_chatView->setMenuActions({m_showTokensAction, m_copyChatAction});
     auto* showTokensButton = new QToolButton(this);
     showTokensButton->setObjectName(QStringLiteral("showTokensButton"));
@@ -117,6 +134,7 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_transcript, 1);
     layout->addWidget(m_chatView, 1);
     layout->addWidget(m_resultBox);
+    layout->addWidget(m_findBar);
     layout->addWidget(m_status);
     layout->addLayout(inputRow);
 
@@ -146,8 +164,9 @@ ChatPanel::ChatPanel(QWidget* parent) : QWidget(parent) {
     connect(m_transcript, &TokenTextView::fadedBeforeChanged, m_chatView,
             &ChatView::setFadedBefore);
     connect(m_showTokensAction, &QAction::toggled, this, &ChatPanel::setShowTokens);
-    connect(m_copyChatAction, &QAction::triggered, this,
-            [this] { QGuiApplication::clipboard()->setText(chatMarkdown()); });
+    connect(m_copyChatAction, &QAction::triggered, this, &ChatPanel::copyChat);
+    connect(m_findAction, &QAction::triggered, this, &ChatPanel::showFindBar);
+    connect(m_findBar, &QLineEdit::returnPressed, this, &ChatPanel::findNext);
     setShowTokens(false);
     refreshButtons();
 }
@@ -167,7 +186,52 @@ void ChatPanel::viewTokens(qint64 firstToken, qint64 endToken) {
     setShowTokens(true);
     m_transcript->highlightTokens(firstToken, endToken);
     if (firstToken < m_transcript->firstTokenShown())
-        setStatus(tr("That message was tokenised by another model: its tokens are not shown."));
+        setStatus(tr("That message's tokens are not shown: the token view starts at token %1 "
+                     "(another model's tokenisation, or the start of a long restored session).")
+                      .arg(QLocale().toString(m_transcript->firstTokenShown())));
+}
+
+bool ChatPanel::eventFilter(QObject* watched, QEvent* event) {
+    const bool escape =
+        (event->type() == QEvent::ShortcutOverride || event->type() == QEvent::KeyPress) &&
+        static_cast<QKeyEvent*>(event)->key() == Qt::Key_Escape;
+    if (watched != m_findBar || !escape) return QWidget::eventFilter(watched, event);
+    event->accept();
+    if (event->type() == QEvent::KeyPress) {
+        m_findBar->hide();
+        m_chatView->setFocus(Qt::OtherFocusReason);
+    }
+    return true;
+}
+
+void ChatPanel::copyChat() {
+    const qsizetype count = m_chatView->messages().size();
+    setStatus(tr("Copying the chat…"));
+    chatMarkdownInBackground(this, m_chatView->messages(), [this, count](const QString& markdown) {
+        QGuiApplication::clipboard()->setText(markdown);
+        setStatus(tr("Copied the chat as Markdown (%1).")
+                      .arg(countOf(count, tr("message"), tr("messages"))));
+    });
+}
+
+void ChatPanel::showFindBar() {
+    setShowTokens(false);
+    m_findBar->show();
+    m_findBar->setFocus(Qt::ShortcutFocusReason);
+    m_findBar->selectAll();
+}
+
+void ChatPanel::findNext() {
+    const QString text = m_findBar->text().trimmed();
+    if (text.isEmpty()) return;
+    const qsizetype found = m_chatView->findOlder(text);
+    if (found < 0) {
+        setStatus(tr("No message holds \"%1\".").arg(text));
+        return;
+    }
+    setStatus(
+        tr("Message %1 of %2")
+            .arg(QLocale().toString(found + 1), QLocale().toString(m_chatView->messages().size())));
 }
 
 QString ChatPanel::chatMarkdown() const {
@@ -305,10 +369,23 @@ void ChatPanel::showRestoredSession(const SessionInfo& session) {
     showPrefix(session);
     clearConversation();
     const QStringList& pieces = session.transcriptPieces;
+    // The token view starts at the newest kRestoredTokensShown tokens, the window always among
+    // them: a rich-text document of a 50,000-turn transcript would take the GUI thread seconds.
+    const qint64 shownFrom = qBound<qint64>(
+        0, qMin<qint64>(session.layout.transcriptBase, pieces.size() - kRestoredTokensShown),
+        pieces.size());
+    if (shownFrom > 0) {
+        m_transcript->sealTokens(shownFrom);
+        m_transcript->appendNote(
+            tr("The session's first %1 are not shown here: the token view starts at the newest "
+               "%2.")
+                .arg(tokenCount(shownFrom), tokenCount(pieces.size() - shownFrom)));
+    }
     qsizetype next = 0;
     const auto appendTurnPieces = [&](qsizetype count, TokenRole role) {
         QList<TokenText> tokens;
-        for (const qsizetype end = qMin(pieces.size(), next + count); next < end; ++next)
+        const qsizetype end = qMin(pieces.size(), next + count);
+        for (next = qMax<qsizetype>(next, qMin<qsizetype>(shownFrom, end)); next < end; ++next)
             tokens.append({pieces[next], role, session.transcriptIds.value(next, -1),
                            session.layout.positionOf(next)});
         m_transcript->appendTokens(tokens);
@@ -320,6 +397,7 @@ void ChatPanel::showRestoredSession(const SessionInfo& session) {
     for (const TurnView& turn : session.conversation) {
         const bool assistant = turn.role == TurnRole::Assistant;
         appendTurnPieces(turn.tokenCount, assistant ? TokenRole::Reply : TokenRole::Prompt);
+        if (next <= shownFrom && shownFrom > 0) continue; // its tokens are not shown
         for (const ToolCallView& call : turn.calls)
             m_transcript->appendBlock(callCardHtml(call, -1, palette()));
     }

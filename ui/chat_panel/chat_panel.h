@@ -1,7 +1,7 @@
 // The chat: the readable conversation (ChatView) or, with Show tokens, the pinned sink block and
 // the transcript token by token (TokenTextView) with a card for each tool call; the box for a
-// call's result, and the input with Send / Stop / New chat. It shows what it is given;
-// MainWindow talks to the engine and feeds the token view (transcript()), whose fading the
+// call's result, the find bar, and the input with Send / Stop / New chat. It shows what it is
+// given; MainWindow talks to the engine and feeds the token view (transcript()), whose fading the
 // readable view follows.
 #pragma once
 
@@ -12,6 +12,7 @@
 
 class QAction;
 class QLabel;
+class QLineEdit;
 class QPushButton;
 
 namespace sinkscope::ui {
@@ -37,8 +38,13 @@ public:
     QString statusText() const;
     // Checkable (Ctrl+T): the token view instead of the readable chat. For the View menu too.
     QAction* showTokensAction() const { return m_showTokensAction; }
-    // Copy Chat as Markdown (Ctrl+Shift+C). For the Chat or Edit menu too.
+    // Copy Chat as Markdown (Ctrl+Shift+C), made off the GUI thread. For the Chat or Edit menu
+    // too.
     QAction* copyChatAction() const { return m_copyChatAction; }
+    // Find in Chat (Ctrl+F): the find bar above the input; Enter finds the next older message
+    // holding its text (then wraps to the newest) and selects it.
+    QAction* findAction() const { return m_findAction; }
+    QLineEdit* findBar() const { return m_findBar; }
     bool showsTokens() const;
     // The readable chat as Markdown (chat_markdown.h): what File > Export Chat… writes.
     QString chatMarkdown() const;
@@ -69,11 +75,17 @@ signals:
     void toolResultRequested(const QString& json);
     void toolClicked(const QString& tool); // a tool named in a card's attribution
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     void submit();
     void refreshButtons();
     void setShowTokens(bool show);
     void viewTokens(qint64 firstToken, qint64 endToken); // the token view, scrolled to them
+    void copyChat();
+    void showFindBar();
+    void findNext();
 
     TokenTextView* m_sinkBlock = nullptr;
     QLabel* m_sinkCaption = nullptr;
@@ -81,6 +93,8 @@ private:
     ChatView* m_chatView = nullptr;
     QAction* m_showTokensAction = nullptr;
     QAction* m_copyChatAction = nullptr;
+    QAction* m_findAction = nullptr;
+    QLineEdit* m_findBar = nullptr;
     views::LiveLabel* m_status = nullptr;
     ToolResultBox* m_resultBox = nullptr;
     MessageInput* m_input = nullptr;

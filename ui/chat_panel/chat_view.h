@@ -1,107 +1,97 @@
-// The readable chat: each message in a box with who spoke ("You", "Assistant", "Tool result"),
-// its text, an assistant's calls as cards and a reply's statistics; template markers and control
-// tokens are never shown (the token view shows them). Finished turns come from the conversation
-// the worker reports; a reply being generated shows its streamed text without control tokens or
-// call markers (streamed_reply.h). The part of a message whose tokens have left the KV window is
-// drawn faded, character by character (message_tokens.h); when the window moves, only the
-// messages whose faded part changed are drawn anew. Each message's header links copy it or show
-// its tokens; the context menu has the same and the panel's actions.
+// The readable chat: a list of messages (transcript/transcript_model.h), each drawn in a box with
+// who spoke, its text, an assistant's calls as cards and a reply's statistics
+// (transcript/message_document.h); template markers and control tokens are never shown (the
+// token view shows them). Only the messages on screen are laid out (transcript/
+// message_delegate.h), so that a chat of 50,000 messages opens, streams and scrolls as fast as a
+// short one. The part of a message whose tokens have left the KV window is drawn faded. Each
+// message's header links copy it or show its tokens; the context menu has the same and the
+// panel's actions. The view follows the newest message while it is scrolled to the bottom.
 #pragma once
 
-#include "chat_panel/chat_message.h"
-#include "chat_panel/message_tokens.h"
-#include "chat_panel/streamed_reply.h"
+#include "chat_panel/transcript/transcript_model.h"
 
-#include <QList>
-#include <QPair>
-#include <QTextBrowser>
+#include <QListView>
 
-class QTextFrame;
+class QTextDocument;
 
 namespace sinkscope::ui {
 
-class ChatView : public QTextBrowser {
+class MessageDelegate;
+
+class ChatView : public QListView {
     Q_OBJECT
 public:
     explicit ChatView(QWidget* parent = nullptr);
 
-    void clearChat();
-    // The turns as the worker reports them replace the messages; what only the chat knows (a
-    // reply's confidence, call error and statistics) stays with its message.
-    void setConversation(const QList<TurnView>& turns, qint64 transcriptEnd);
-    // A message the user sent (their text or a tool result), shown before its turn is reported.
-    void addSent(TurnRole role, const QString& text);
-    // Tokens fed to the session: generated ones extend the assistant's message being streamed
-    // (control tokens and call markers hidden), the others belong to the last message sent.
-    void appendPieces(const QList<StreamPiece>& pieces);
-    // The reply ended: its calls as reported (with their attribution), their confidence, a call
-    // error and the statistics go with the last assistant message.
+    TranscriptModel* transcriptModel() const { return m_model; }
+
+    // What the model does (transcript_model.h).
+    void clearChat() { m_model->clear(); }
+    void setConversation(const QList<TurnView>& turns, qint64 transcriptEnd) {
+        m_model->setConversation(turns, transcriptEnd);
+    }
+    void addSent(TurnRole role, const QString& text) { // and the view follows it
+        m_followBottom = true;
+        m_model->addSent(role, text);
+    }
+    void appendPieces(const QList<StreamPiece>& pieces) { m_model->appendPieces(pieces); }
     void finishReply(const QList<ToolCallView>& calls, double confidence, const QString& callError,
-                     const QString& footer);
-    void appendNote(const QString& note); // between messages, e.g. "the model changed"
-    void setFadedBefore(qint64 index);    // transcript tokens [0, index) left the window
-    // How the model writes its calls: a streamed reply hides their markers and what they enclose.
-    void setCallMarkers(const CallMarkers& markers) { m_callMarkers = markers; }
-    // The transcript's tokens as a rebuilt session lists them (a saved session, another model's
-    // tokenisation): their text places the turns' text on them.
-    void setTranscriptTexts(const QStringList& texts);
+                     const QString& footer) {
+        m_model->finishReply(calls, confidence, callError, footer);
+    }
+    void appendNote(const QString& note) { m_model->appendNote(note); }
+    void setFadedBefore(qint64 index) { m_model->setFadedBefore(index); }
+    void setCallMarkers(const CallMarkers& markers) { m_model->setCallMarkers(markers); }
+    void setTranscriptTexts(const QStringList& texts) { m_model->setTranscriptTexts(texts); }
     // Actions the context menu offers after a message's own (the panel's Show tokens, Copy chat).
     void setMenuActions(const QList<QAction*>& actions) { m_menuActions = actions; }
+    void setPlaceholderText(const QString& text) { m_placeholder = text; }
 
-    const QList<ChatMessage>& messages() const { return m_messages; }
+    const QList<ChatMessage>& messages() const { return m_model->messages(); }
     bool isFaded(qsizetype message) const; // some of its tokens left the window
     // The characters of its (trimmed) text drawn faded; all of them when some tokens left and
     // the text cannot be placed on its tokens.
     qsizetype fadedLength(qsizetype message) const;
-    // Where its text starts in the document; -1 when it shows none.
+    // The message as drawn, and where its text starts in that document (-1: it shows none).
+    const QTextDocument* messageDocument(qsizetype message) const;
     int textPosition(qsizetype message) const;
-    qsizetype messageAt(const QPoint& viewportPoint) const;  // -1 between messages
-    qsizetype messageAtPosition(int documentPosition) const; // -1 between messages
+    qsizetype messageAt(const QPoint& viewportPoint) const; // -1 below the last message
     // Where the message's box is drawn in the viewport (scrolled into view first).
     QRect messageRect(qsizetype message);
     void copyMessage(qsizetype message) const; // its plain text to the clipboard
+    // Selects the message and scrolls to it (a message found).
+    void showMessage(qsizetype message);
+    // The next message older than the one selected whose text or calls hold `text` (any case),
+    // from the newest again after the oldest: shown, and returned; -1 when none holds it.
+    qsizetype findOlder(const QString& text);
 
 signals:
     void viewTokensRequested(qint64 firstToken, qint64 endToken);
     void toolClicked(const QString& tool);
 
 protected:
+    void doItemsLayout() override;
+    void paintEvent(QPaintEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
     void contextMenuEvent(QContextMenuEvent* event) override;
     void changeEvent(QEvent* event) override;
 
 private:
-    // How much of a message is drawn faded: the first `chars` characters of its text, and its
-    // box, header, cards and footer too when all its tokens left (or when some did and its text
-    // cannot be placed on them), with a note in its header.
-    struct Fade {
-        enum class Left { None, Partly, Wholly };
-        Left left = Left::None;
-        bool box = false;
-        qsizetype chars = 0;
-        bool operator==(const Fade&) const = default;
-    };
-
-    Fade fadeOf(qsizetype message) const;
-    void render();                       // the whole document anew
-    void renderMessage(qsizetype index); // only that message's box
-    void layOutLast();                   // places the last message's text on its tokens
-    void fill(QTextCursor& cursor, qsizetype message);
-    void insertNote(QTextCursor& cursor, const QString& note);
-    void onLink(const QUrl& url);
+    QString linkAt(const QPoint& viewportPoint) const;
+    void onLink(const QString& href);
     void viewTokens(qsizetype message); // asks for its tokens, when it has them
-    bool isScrolledToBottom() const;
+    // Lays out the messages on screen; lays out the list again while that changed a height.
+    void layOutShown();
+    void onRowsChanged(int first, int last);
 
-    QList<ChatMessage> m_messages;
-    QList<QPair<qsizetype, QString>> m_notes; // (messages before it, text)
-    QList<QTextFrame*> m_frames;              // [m_messages] each message's box
-    QList<Fade> m_fades;                      // [m_messages] as last drawn
-    QList<TextOnTokens> m_texts;              // [m_messages] each one's text on its tokens
-    TranscriptTexts m_tokenTexts;
+    TranscriptModel* m_model = nullptr;
+    MessageDelegate* m_delegate = nullptr;
     QList<QAction*> m_menuActions;
-    CallMarkers m_callMarkers;
-    StreamedReply m_reply;    // the reply streaming, while m_streaming
-    bool m_streaming = false; // the last message is that reply
-    qint64 m_fadedBefore = 0;
+    QString m_placeholder;
+    bool m_followBottom = true; // scrolled to the bottom: stays there as messages come
+    bool m_layingOut = false;
 };
 
 } // namespace sinkscope::ui

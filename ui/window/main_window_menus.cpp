@@ -2,7 +2,9 @@
 // wiring are in main_window.cpp).
 #include "window/main_window.h"
 
+#include "chat_panel/chat_markdown.h"
 #include "chat_panel/chat_panel.h"
+#include "chat_panel/chat_view.h"
 #include "chat_panel/message_input.h"
 #include "views/mask_heatmap.h"
 #include "views/memory_gauge.h"
@@ -20,7 +22,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenuBar>
-#include <QSaveFile>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolButton>
@@ -64,6 +65,7 @@ void MainWindow::createMenus() {
     chat->addAction(tr("&Message Box"), QKeySequence(tr("Ctrl+L")), this,
                     [this] { m_chat->input()->setFocus(Qt::ShortcutFocusReason); });
     chat->addAction(m_chat->copyChatAction());
+    chat->addAction(m_chat->findAction());
     QAction* ctrlEnter = chat->addAction(tr("Send with Ctrl+&Enter"));
     ctrlEnter->setCheckable(true);
     ctrlEnter->setChecked(m_settings.sendWithCtrlEnter);
@@ -140,18 +142,20 @@ void MainWindow::chooseChatExport() {
     dialog->setAcceptMode(QFileDialog::AcceptSave);
     dialog->setDefaultSuffix(QStringLiteral("md"));
     connect(dialog, &QFileDialog::fileSelected, this, [this](const QString& path) {
-        if (exportChat(path))
-            statusBar()->showMessage(tr("Chat saved to %1").arg(path), kStatusMessageMs);
-        else
-            m_banner->showError(tr("Could not write the chat to %1.").arg(path));
+        // Written off the GUI thread: a chat of 50,000 messages takes a moment.
+        saveChatMarkdownInBackground(
+            this, path, m_chat->chatView()->messages(), [this, path](bool saved) {
+                if (saved)
+                    statusBar()->showMessage(tr("Chat saved to %1").arg(path), kStatusMessageMs);
+                else
+                    m_banner->showError(tr("Could not write the chat to %1.").arg(path));
+            });
     });
     dialog->open();
 }
 
 bool MainWindow::exportChat(const QString& path) const {
-    QSaveFile file(path);
-    return file.open(QIODevice::WriteOnly) && file.write(m_chat->chatMarkdown().toUtf8()) >= 0 &&
-           file.commit();
+    return saveChatMarkdown(path, m_chat->chatView()->messages());
 }
 
 void MainWindow::showModelInfo() {
