@@ -11,9 +11,10 @@ reads cannot beat chance when the descriptions are gone; one that guesses from a
 would).
 
 Runs add up like train.py's: the work directory's latest.pt (model, optimizer, step, tokens,
-seconds, stage) is where the next run resumes; with none, --init gives the starting weights (the
-repository's CPU line by default, whose copy circuit has formed) or, with --init scratch, the
-shape arguments. The learning rate is constant after a warm-up: a stage's gate decides when it
+seconds, stage) is where the next run resumes; with none, --init gives the starting weights: a
+stage run's state saved with --save-weights (its counters and stage go on, with a fresh
+optimizer), the repository's conversation line (the default, whose copy circuit has formed), or,
+with --init scratch, the shape arguments. The learning rate is constant after a warm-up: a stage's gate decides when it
 ends, not a schedule.
 """
 
@@ -79,7 +80,13 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work-dir", required=True, help="tokenizer.json, latest.pt, stages.csv")
-    ap.add_argument("--init", default=REPO_STATE, help="weights to start from, or 'scratch'")
+    ap.add_argument("--init", default=REPO_STATE,
+                    help="weights to start from when the work directory has none: a stage run's "
+                         "saved state (--save-weights), the conversation line's, or 'scratch'")
+    ap.add_argument("--save-weights", default="",
+                    help="at the end, also write fp16 weights and counters here (no optimizer: "
+                         "the repository's copy, 5 MB, that a machine without the work "
+                         "directory resumes from)")
     ap.add_argument("--order", default="name-first", choices=["name-first", "description-first"],
                     help="the order of a tool's keys in the block")
     ap.add_argument("--minutes", type=float, default=60)
@@ -112,11 +119,14 @@ def build(args, tok):
                 "order": args.order}
     if state:
         model.load_state_dict({k: v.float() for k, v in state["model"].items()})
-        if source == latest:
+        if "optimizer" in state:
             opt.load_state_dict(state["optimizer"])
+        if "counters" in state:  # a stage run's state: it goes on where that run stopped
             counters.update(state["counters"])
-        else:
-            counters["init_tokens"] = state.get("tokens_seen", 0)  # the line it continues
+            if "optimizer" not in state:
+                counters["warm_from"] = counters["step"]  # a fresh optimizer warms up again
+        else:  # the conversation line's weights
+            counters["init_tokens"] = state.get("tokens_seen", 0)
     print("from %s: %s; parameters %d" % (source, counters,
                                           sum(p.numel() for p in model.parameters())), flush=True)
     return model, opt, config, counters
@@ -198,6 +208,10 @@ def main():
             sums = dict.fromkeys(sums, 0)
     evaluate()
     checkpoint()
+    if args.save_weights:
+        weights = {k: v.detach().cpu().to(torch.float16) for k, v in model.state_dict().items()}
+        train.save_atomic({"config": config.to_dict(), "model": weights,
+                           "counters": dict(counters)}, args.save_weights)
 
 
 if __name__ == "__main__":
