@@ -11,8 +11,8 @@
 #include "main_window_fixture.h"
 #include "views/tools_editor.h"
 #include "window/load_progress.h"
-#include "window/session_actions.h"
-#include "window/session_file.h"
+#include "session/session_actions.h"
+#include "session/session_file.h"
 #include "window/tools_page.h"
 #include "worker/engine_client.h"
 

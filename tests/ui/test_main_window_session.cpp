@@ -16,8 +16,8 @@
 #include "views/kv_cache_view.h"
 #include "views/tools_editor.h"
 #include "views/tools_validation.h"
-#include "window/session_actions.h"
-#include "window/session_file.h"
+#include "session/session_actions.h"
+#include "session/session_file.h"
 #include "worker/engine_client.h"
 
 #include <QMenuBar>

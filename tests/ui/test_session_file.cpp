@@ -3,7 +3,7 @@
 // limit, hostile ones before they are parsed.
 #include <QtTest>
 
-#include "window/session_file.h"
+#include "session/session_file.h"
 
 #include <QTemporaryDir>
 

@@ -11,6 +11,7 @@
 #include <QAbstractTextDocumentLayout>
 #include <QAction>
 #include <QCoreApplication>
+#include <QDir>
 #include <QFile>
 #include <QMenu>
 #include <QMenuBar>
@@ -27,11 +28,15 @@ namespace sinkscope::test {
 
 // Settings and AppDataLocation (where the first-run model is written) inside `dir`, so that a
 // test never reads or writes the user's own.
-inline void useTemporaryAppFolders(const QTemporaryDir& dir) {
+inline void useAppFolders(const QDir& dir) {
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, dir.filePath("config"));
     qputenv("XDG_DATA_HOME", QFile::encodeName(dir.filePath("data")));
     QCoreApplication::setOrganizationName(QStringLiteral("Sinkscope"));
     QCoreApplication::setApplicationName(QStringLiteral("sinkscope"));
+}
+
+inline void useTemporaryAppFolders(const QTemporaryDir& dir) {
+    useAppFolders(QDir(dir.path()));
 }
 
 // A shown window with its model loaded and its first session built; nullptr when that takes

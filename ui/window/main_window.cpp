@@ -6,6 +6,7 @@
 #include "panels/policies_panel.h"
 #include "panels/settings_panel.h"
 #include "panels/stats_panel.h"
+#include "session/session_actions.h"
 #include "views/kv_cache_view.h"
 #include "views/mask_heatmap.h"
 #include "views/memory_gauge.h"
@@ -15,7 +16,6 @@
 #include "window/model_drop.h"
 #include "window/model_info_dialog.h"
 #include "window/recent_models.h"
-#include "window/session_actions.h"
 #include "window/status_banner.h"
 #include "window/tools_page.h"
 #include "window/window_state.h"
@@ -81,9 +81,10 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
     m_engine->setToolsInSystemTurn(m_settings.toolsInSystemTurn);
     applyInitialTools();
     openInitialModel(options.modelPath);
-    // A model named on the command line, or a run that keeps nothing, starts without it.
-    if (m_options.persistSettings && options.modelPath.isEmpty() && m_settings.restoreLastSession)
-        m_sessions->restoreLastSession();
+    // A run that keeps nothing (a screenshot) starts without the kept chat and keeps none; a model
+    // named on the command line starts without it unless the last run did not quit.
+    if (m_options.persistSettings)
+        m_sessions->startUp(m_settings.restoreLastSession, options.modelPath.isEmpty());
 }
 
 MainWindow::~MainWindow() {
@@ -484,11 +485,13 @@ void MainWindow::onSettingsChanged(const EngineSettings& settings) {
         statusBar()->showMessage(tr("Rebuilding the session…"));
     }
     m_engine->applySettings(settings);
+    if (!rebuild) m_sessions->keepChat(); // a rebuilt session is kept once it is ready
 }
 
 void MainWindow::onLimitsChanged(const GenerationLimits& limits) {
     m_settings.limits = limits;
     saveSettings();
+    m_sessions->keepChat(); // the session file holds the limits; the engine's session does not
 }
 
 void MainWindow::selectKeyPosition(qint64 position) {

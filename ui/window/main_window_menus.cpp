@@ -13,7 +13,7 @@
 #include "window/load_progress.h"
 #include "window/model_info_dialog.h"
 #include "window/recent_models.h"
-#include "window/session_actions.h"
+#include "session/session_actions.h"
 #include "window/status_banner.h"
 #include "worker/engine_client.h"
 #include "worker/kv_timeline_csv.h"

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "ui/main_window_fixture.h"
-#include "window/session_file.h"
+#include "session/session_file.h"
 
 namespace sinkscope::test {
 

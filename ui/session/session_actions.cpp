@@ -1,17 +1,21 @@
-#include "window/session_actions.h"
+#include "session/session_actions.h"
 
+#include "session/session_autosave.h"
 #include "worker/engine_client.h"
 #include "worker/file_hash.h"
 
+#include <QDateTime>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QLocale>
 #include <QMainWindow>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTimer>
 
 #include <utility>
 
@@ -28,18 +32,41 @@ QString shown(const QString& path) {
 } // namespace
 
 SessionActions::SessionActions(QMainWindow& window, EngineClient& engine, CurrentSession current)
-    : QObject(&window), m_window(window), m_engine(engine), m_current(std::move(current)) {
+    : QObject(&window), m_window(window), m_engine(engine), m_current(std::move(current)),
+      m_autosave(new SessionAutosave(lastSessionPath(), lockPath(), this)),
+      m_keepTimer(new QTimer(this)) {
     m_chooser = [this](Choice choice, const QString& suggestion,
                        const std::function<void(const QString&)>& chosen) {
         defaultChooser(choice, suggestion, chosen);
     };
     connect(&engine, &EngineClient::sessionReady, this, &SessionActions::onSessionReady);
     connect(&engine, &EngineClient::sessionRestoreFailed, this, &SessionActions::onRestoreFailed);
+    // A rebuilt session (tools, settings, a restore), a finished turn and the model's hash (which
+    // a kept chat needs) each change what is kept; the window's own handlers run first.
+    connect(&engine, &EngineClient::sessionReady, this, &SessionActions::keepChat);
+    connect(&engine, &EngineClient::generationFinished, this, &SessionActions::keepChat);
+    connect(&engine, &EngineClient::modelHashed, this, &SessionActions::keepChat);
+    m_keepTimer->setSingleShot(true);
+    m_keepTimer->setInterval(0);
+    connect(m_keepTimer, &QTimer::timeout, this, &SessionActions::writeKeptChat);
+    connect(m_autosave, &SessionAutosave::keepFailed, this,
+            [this](const QString& path, const QString& error) {
+                m_window.statusBar()->showMessage(
+                    tr("The chat could not be kept in %1: %2. It is written again after the "
+                       "next change.")
+                        .arg(shown(path), error),
+                    kStatusMessageMs);
+            });
 }
 
 QString SessionActions::lastSessionPath() {
     return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
         .filePath(QStringLiteral("last-session.json"));
+}
+
+QString SessionActions::lockPath() {
+    return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+        .filePath(QStringLiteral("sinkscope.lock"));
 }
 
 void SessionActions::addActions(QMenu& file, bool restoreAtStart) {
@@ -104,7 +131,22 @@ void SessionActions::restore(const SessionFile& session) {
     m_engine.restoreSession(session);
 }
 
+void SessionActions::keepChat() {
+    if (m_keeping) m_keepTimer->start();
+}
+
+void SessionActions::writeKeptChat() {
+    // A restore still under way has not replaced the chat; an empty chat keeps the one before
+    // (the file is removed at quit only, when the user has seen the new chat through).
+    if (m_pending) return;
+    const std::optional<SessionFile> session = m_current();
+    if (!session || session->turns.isEmpty() || session->modelSha256.isEmpty()) return;
+    m_autosave->keep(*session);
+}
+
 void SessionActions::saveLastSession() {
+    m_keeping = false;
+    m_autosave->flush(); // a write under way must not land after this one
     // A restore still under way has not replaced the chat: the kept file stays as it is.
     if (m_pending) return;
     std::optional<SessionFile> session = m_current();
@@ -122,9 +164,71 @@ void SessionActions::saveLastSession() {
         qWarning("sinkscope: the session was not kept for the next start: %s", qPrintable(error));
 }
 
-void SessionActions::restoreLastSession() {
+void SessionActions::startUp(bool restoreAtStart, bool restoreModelChat) {
+    const bool keeper = m_autosave->takeLock();
     const QString path = lastSessionPath();
-    if (QFileInfo::exists(path)) openFile(path);
+    if (keeper && m_autosave->previousRunEnded() && QFileInfo::exists(path)) {
+        offerChatOfEndedRun(path); // keeping begins with the answer
+        return;
+    }
+    if (restoreAtStart && restoreModelChat && QFileInfo::exists(path)) openFile(path);
+    m_keeping = true;
+}
+
+// Asked, not restored at once even when Restore at Start is on: the chat may be what made the
+// last run crash, and a start that crashes again every time would never let the user out.
+void SessionActions::offerChatOfEndedRun(const QString& path) {
+    QString error;
+    const std::optional<SessionFile> session = readSessionFile(path, error);
+    if (!session) {
+        m_keeping = true;
+        showError(tr("The chat kept by the last run, which did not quit, could not be read: %1: "
+                     "%2. The file was left as it is.")
+                      .arg(shown(path), error));
+        return;
+    }
+    const QDateTime written = QFileInfo(path).lastModified();
+    auto* box = new QMessageBox(
+        QMessageBox::Question, tr("Restore Chat"),
+        tr("Sinkscope did not quit the last time it ran. Restore the chat from %1 (%n turn(s))?",
+           nullptr, int(session->turns.size()))
+            .arg(QLocale().toString(written, QLocale::ShortFormat)),
+        QMessageBox::NoButton, &m_window);
+    box->setObjectName(QStringLiteral("restoreEndedRun"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setWindowModality(Qt::WindowModal);
+    QPushButton* restoreButton = box->addButton(tr("Restore"), QMessageBox::AcceptRole);
+    QPushButton* newChat = box->addButton(tr("New Chat"), QMessageBox::RejectRole);
+    box->setDefaultButton(restoreButton);
+    box->setEscapeButton(newChat);
+    connect(restoreButton, &QPushButton::clicked, this, [this, path, session = *session] {
+        m_pendingSource = path;
+        restore(session);
+        m_keeping = true;
+    });
+    connect(newChat, &QPushButton::clicked, this, [this, path] {
+        setAsideChatOfEndedRun(path);
+        m_keeping = true;
+    });
+    box->open();
+}
+
+// A chat not restored is moved beside the kept one, not deleted: File > Open Session opens it.
+void SessionActions::setAsideChatOfEndedRun(const QString& path) {
+    const QFileInfo kept(path);
+    const QString aside = kept.dir().filePath(
+        QStringLiteral("chat-%1.json")
+            .arg(kept.lastModified().toString(QStringLiteral("yyyy-MM-dd-HHmmss"))));
+    if (QFile file(path); !file.rename(aside)) {
+        showError(tr("The chat of the last run could not be moved to %1: %2. The next turn "
+                     "replaces it in %3.")
+                      .arg(shown(aside), file.errorString(), shown(path)));
+        return;
+    }
+    m_window.statusBar()->showMessage(
+        tr("The chat of the last run was kept in %1; File > Open Session opens it.")
+            .arg(shown(aside)),
+        kStatusMessageMs);
 }
 
 void SessionActions::onSessionReady(const SessionInfo& info) {

@@ -1,4 +1,4 @@
-#include "window/session_file.h"
+#include "session/session_file.h"
 
 #include "tools/tool_schema.h"
 #include "window/app_settings.h"
