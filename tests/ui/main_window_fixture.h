@@ -2,9 +2,9 @@
 #pragma once
 
 #include "model/synthetic.h"
+#include "session/session_actions.h"
 #include "window/app_settings.h"
 #include "window/main_window.h"
-#include "session/session_actions.h"
 #include "window_test_support.h"
 #include "worker/default_model.h"
 #include "worker/engine_types.h"

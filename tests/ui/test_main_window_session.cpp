@@ -11,13 +11,13 @@
 #include "chat_panel/tool_result_box.h"
 #include "main_window_fixture.h"
 #include "panels/settings_panel.h"
+#include "session/session_actions.h"
+#include "session/session_file.h"
 #include "tool_test_support.h"
 #include "views/kv_cache_model.h"
 #include "views/kv_cache_view.h"
 #include "views/tools_editor.h"
 #include "views/tools_validation.h"
-#include "session/session_actions.h"
-#include "session/session_file.h"
 #include "worker/engine_client.h"
 
 #include <QMenuBar>

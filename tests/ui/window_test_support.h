@@ -5,6 +5,7 @@
 #include "chat_panel/chat_panel.h"
 #include "chat_panel/chat_view.h"
 #include "chat_panel/message_input.h"
+#include "session/session_actions.h"
 #include "window/main_window.h"
 #include "worker/engine_types.h"
 
@@ -39,10 +40,12 @@ inline void useTemporaryAppFolders(const QTemporaryDir& dir) {
     useAppFolders(QDir(dir.path()));
 }
 
-// A shown window with its model loaded and its first session built; nullptr when that takes
-// longer than `waitMs`. Settings, tools and the model are queued in that order, so the model's
-// session comes last.
+// A shown window on a new chat with its model loaded and its first session built; nullptr when
+// that takes longer than `waitMs`. A chat an earlier window kept (after each of its turns) is
+// forgotten first. Settings, tools and the model are queued in that order, so the model's session
+// comes last.
 inline std::unique_ptr<ui::MainWindow> openLoadedWindow(int waitMs) {
+    QFile::remove(ui::SessionActions::lastSessionPath());
     auto window = std::make_unique<ui::MainWindow>();
     QSignalSpy sessions(window.get(), &ui::MainWindow::sessionRebuilt);
     window->show();

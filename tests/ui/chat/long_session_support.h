@@ -3,8 +3,8 @@
 // and the last but one, is a call of get_time, its result and a reply after it.
 #pragma once
 
-#include "ui/main_window_fixture.h"
 #include "session/session_file.h"
+#include "ui/main_window_fixture.h"
 
 namespace sinkscope::test {
 
