@@ -1,7 +1,6 @@
 #include "model/attention.h"
 
 #include "memory/mask.h"
-#include "model/kernels/ggml_float.h"
 #include "model/kernels/kernel_table.h"
 #include "model/ops.h"
 
@@ -25,8 +24,11 @@ size_t decodedCopies(const ModelConfig& c, int slotCount) {
 AttentionScratch::AttentionScratch(const ModelConfig& c, int slots)
     : slotCount(slots), decodedLayers(decodedCopies(c, slots)),
       tokenScores(static_cast<size_t>(KernelTable::kMaxScoreTokens) * c.nHead * slots),
-      qRotated(static_cast<size_t>(c.nHead) * c.headDim), foldCos(c.headDim / 2),
-      foldSin(c.headDim / 2), keyRow(c.kvDim()) {
+      scoreRuns(KernelTable::kMaxScoreTokens),
+      qRotated(static_cast<size_t>(KernelTable::kMaxScoreTokens) * c.nHead * c.headDim),
+      foldCos(c.headDim / 2), foldSin(c.headDim / 2) {
+    for (std::vector<ScoreRun>& runs : scoreRuns)
+        runs.reserve(4); // a BOS and a tool block, folded or not, and the ring
     for (DecodedSlots& d : decodedLayers) {
         d.cacheSlots.reserve(static_cast<size_t>(slots)); // no allocation once tokens run
         d.versions.reserve(static_cast<size_t>(slots));
@@ -56,42 +58,86 @@ float scoreScale(const ModelConfig& c) {
     return 1.0f / std::sqrt(static_cast<float>(c.headDim));
 }
 
-// Streaming positions (section 5): sink j of S is scored at distance min(q - p_j, W + S - 1 - j).
-// The kept sinks whose distance folds are scored again with the query rotated to
-// p_j + W + S - 1 - j (stored keys are never re-rotated). Sinks occupy slots [0, S) in order, so
-// slot j is sink j. When the sinks are the stream's first S tokens (p_j = j, the default) every
-// sink's rotation is the same, W + S - 1: the query is rotated once per run of sinks that share
-// one, not once per sink (290 sinks in 8 layers cost more than the rest of a token otherwise).
-void rescoreFoldedSinks(const Model& model, const KvCache& cache, AttentionScratch& s, int layer,
-                        const AttentionQuery& query, bool halfPrecision, float* scores) {
-    const ModelConfig& c = model.config();
+// The runs of `query`'s kept slots that one rotation of the query scores (section 5). Sinks
+// occupy slots [0, S) in order, so slot j is sink j; a kept sink whose distance q - p_j exceeds
+// W + S - 1 - j is scored with the query rotated to p_j + W + S - 1 - j (stored keys are never
+// re-rotated), every other slot with the query as placed. Sinks placed one after another share
+// a rotation (the stream's first S tokens, p_j = j, all fold to W + S - 1): a pinned tool block
+// is one run however long, and each kept slot is scored once.
+void findScoreRuns(const KvCache& cache, const AttentionQuery& query, std::vector<ScoreRun>& runs) {
+    runs.clear();
+    const auto extend = [&](int first, int end, int64_t rotatedTo) {
+        if (!runs.empty() && runs.back().rotatedTo == rotatedTo)
+            runs.back().end = end;
+        else
+            runs.push_back(ScoreRun{first, end, rotatedTo});
+    };
     const int kept = static_cast<int>(query.keptSlots.size());
-    const int groupSize = c.nHead / c.nHeadKv;
-    const float scale = scoreScale(c);
-    int64_t rotatedTo = -1; // the position s.qRotated holds every head's query rotated to
-    for (int i = 0; i < kept && query.keptSlots[i] < query.sinksUsed; ++i) {
-        const int sink = query.keptSlots[i];
-        const int64_t folded = cache.shape().window + query.sinksUsed - 1 - sink;
-        const int64_t sinkPosition = cache.slotInfos()[sink].position;
-        if (query.where.position - sinkPosition <= folded) continue;
-        if (sinkPosition + folded != rotatedTo) {
-            rotatedTo = sinkPosition + folded;
-            ropeAngles(c.headDim, rotatedTo, c.ropeBase, model.weights().ropeFreqs,
-                       s.foldCos.data(), s.foldSin.data());
-            std::copy_n(query.qRaw, s.qRotated.size(), s.qRotated.data());
-            applyRope(s.qRotated.data(), c.nHead, c.headDim, c.rope, s.foldCos.data(),
-                      s.foldSin.data());
-            if (halfPrecision) roundToHalf(s.qRotated.data(), s.qRotated.size());
+    int i = 0;
+    if (query.where.streaming)
+        for (; i < kept && query.keptSlots[i] < query.sinksUsed; ++i) {
+            const int sink = query.keptSlots[i];
+            const int64_t folded = cache.shape().window + query.sinksUsed - 1 - sink;
+            const int64_t sinkPosition = cache.slotInfos()[sink].position;
+            extend(i, i + 1,
+                   query.where.position - sinkPosition > folded ? sinkPosition + folded
+                                                                : ScoreRun::kUnrotated);
         }
-        cache.readK(layer, sink, s.keyRow.data());
-        for (int h = 0; h < c.nHead; ++h) {
-            const float* key = s.keyRow.data() + static_cast<size_t>(h / groupSize) * c.headDim;
-            scores[static_cast<size_t>(h) * kept + i] =
-                ggml::laneDot16(s.qRotated.data() + static_cast<size_t>(h) * c.headDim, key,
-                                c.headDim) *
-                scale;
+    if (i < kept) extend(i, kept, ScoreRun::kUnrotated);
+}
+
+// Each run's query: the query as placed, or its unrotated copy rotated for the run's folded
+// sinks into s.qRotated (rounded to f16 as the placed query is), once a token and rotation.
+void rotateFoldedQueries(const Model& model, AttentionScratch& s,
+                         std::span<const AttentionQuery> queries, bool halfPrecision) {
+    const ModelConfig& c = model.config();
+    const size_t width = static_cast<size_t>(c.nHead) * c.headDim;
+    size_t rotations = 0;
+    for (size_t t = 0; t < queries.size(); ++t)
+        for (const ScoreRun& run : s.scoreRuns[t])
+            rotations += run.rotatedTo != ScoreRun::kUnrotated;
+    if (s.qRotated.size() < rotations * width) s.qRotated.resize(rotations * width);
+    float* next = s.qRotated.data();
+    int64_t anglesAt = ScoreRun::kUnrotated; // the position s.foldCos and s.foldSin rotate to
+    for (size_t t = 0; t < queries.size(); ++t) {
+        const float* rotated = nullptr;
+        int64_t rotatedTo = ScoreRun::kUnrotated; // what `rotated` holds
+        for (ScoreRun& run : s.scoreRuns[t]) {
+            if (run.rotatedTo == ScoreRun::kUnrotated) {
+                run.query = queries[t].q;
+                continue;
+            }
+            if (run.rotatedTo != rotatedTo) {
+                if (run.rotatedTo != anglesAt) {
+                    ropeAngles(c.headDim, run.rotatedTo, c.ropeBase, model.weights().ropeFreqs,
+                               s.foldCos.data(), s.foldSin.data());
+                    anglesAt = run.rotatedTo;
+                }
+                std::copy_n(queries[t].qRaw, width, next);
+                applyRope(next, c.nHead, c.headDim, c.rope, s.foldCos.data(), s.foldSin.data());
+                if (halfPrecision) roundToHalf(next, width);
+                rotated = next;
+                rotatedTo = run.rotatedTo;
+                next += width;
+            }
+            run.query = rotated;
         }
     }
+}
+
+// Whether every query of the group has the first one's runs (the last run ending at each
+// query's own kept count): then each run is one pass over its keys for all of them.
+bool runsShared(const AttentionScratch& s, int tokens) {
+    const std::vector<ScoreRun>& first = s.scoreRuns[0];
+    for (int t = 1; t < tokens; ++t) {
+        const std::vector<ScoreRun>& runs = s.scoreRuns[static_cast<size_t>(t)];
+        if (runs.size() != first.size()) return false;
+        for (size_t r = 0; r < runs.size(); ++r)
+            if (runs[r].first != first[r].first || runs[r].rotatedTo != first[r].rotatedTo ||
+                (r + 1 < runs.size() && runs[r].end != first[r].end))
+                return false;
+    }
+    return true;
 }
 
 // With an f16 cache, attention follows ggml's f16 path (llama.cpp's default cache type): the
@@ -116,8 +162,9 @@ void addProbe(const ModelConfig& c, int layer, const AttentionQuery& query,
 }
 
 // Up to KernelTable::kMaxScoreTokens queries whose kept slots are prefixes of the `gathered`
-// slots in scratch: their scores [n_head][kept_t] (into scratch.tokenScores), the folded sinks'
-// scores, the softmax and the weighted values, heads split among the pool's threads.
+// slots in scratch: their scores [n_head][kept_t] (into scratch.tokenScores), each run of slots
+// with its rotation of the query, the softmax and the weighted values, heads split among the
+// pool's threads.
 void attendGroup(const Model& model, const KvCache& cache, AttentionScratch& s, ThreadPool* pool,
                  int layer, std::span<const AttentionQuery> queries, const AttentionProbe& probe,
                  int gathered) {
@@ -129,7 +176,6 @@ void attendGroup(const Model& model, const KvCache& cache, AttentionScratch& s, 
     const float scale = scoreScale(c);
     const bool halfPrecision = roundsToHalf(cache);
     const int tokens = static_cast<int>(queries.size());
-    const float* q[kGroup];
     int kept[kGroup];
     float* scores[kGroup];
     float* out[kGroup];
@@ -137,25 +183,42 @@ void attendGroup(const Model& model, const KvCache& cache, AttentionScratch& s, 
     for (int t = 0; t < tokens; ++t) {
         const AttentionQuery& query = queries[static_cast<size_t>(t)];
         if (halfPrecision) roundToHalf(query.q, static_cast<size_t>(c.nHead) * c.headDim);
-        q[t] = query.q;
         kept[t] = static_cast<int>(query.keptSlots.size());
         scores[t] = s.tokenScores.data() + static_cast<size_t>(t) * c.nHead * gathered;
         out[t] = query.out;
         work += int64_t{kept[t]} * c.nHead * c.headDim * ThreadPool::kFloatWorkWeight;
+        findScoreRuns(cache, query, s.scoreRuns[static_cast<size_t>(t)]);
     }
-    // scores[h][i] = (q_h . K[i]) * scale, with the keys as columns: [kv_dim][slotCount]. The dots
-    // and the softmax run in llama.cpp's float order (model/kernels/ggml_float.h).
+    rotateFoldedQueries(model, s, queries, halfPrecision);
+    const bool shared = runsShared(s, tokens);
+    // scores[h][i] = (q_h . K[i]) * scale, with the keys as columns: [kv_dim][slotCount], one
+    // kernel call a run of slots (for all the tokens when they share their runs). The dots and
+    // the softmax run in llama.cpp's float order (model/kernels/ggml_float.h).
     pool->forRanges(
         c.nHead, 1,
         [&](int64_t begin, int64_t end) {
-            kernel.attentionScoresTokens(shape, tokens, q, kept, decoded.columns.data(), scale,
-                                         scores, static_cast<int>(begin), static_cast<int>(end));
+            // tokens [t0, t0 + count), whose runs are token t0's
+            const auto scoreRuns = [&](int t0, int count) {
+                const std::vector<ScoreRun>& runs = s.scoreRuns[static_cast<size_t>(t0)];
+                for (size_t r = 0; r < runs.size(); ++r) {
+                    AttentionShape run = shape;
+                    run.scoreFirst = runs[r].first;
+                    if (r + 1 < runs.size()) run.scoreEnd = runs[r].end;
+                    const float* runQueries[kGroup];
+                    for (int t = 0; t < count; ++t)
+                        runQueries[t] = s.scoreRuns[static_cast<size_t>(t0 + t)][r].query;
+                    kernel.attentionScoresTokens(run, count, runQueries, kept + t0,
+                                                 decoded.columns.data(), scale, scores + t0,
+                                                 static_cast<int>(begin), static_cast<int>(end));
+                }
+            };
+            if (shared)
+                scoreRuns(0, tokens);
+            else
+                for (int t = 0; t < tokens; ++t)
+                    scoreRuns(t, 1);
         },
         work);
-    for (int t = 0; t < tokens; ++t)
-        if (queries[static_cast<size_t>(t)].where.streaming)
-            rescoreFoldedSinks(model, cache, s, layer, queries[static_cast<size_t>(t)],
-                               halfPrecision, scores[t]);
     // out[h][d] = weights_h . V[:, d], with the values as rows: [gathered][kv_dim]
     pool->forRanges(
         c.nHead, 1,

@@ -33,6 +33,18 @@ struct DecodedSlots {
     std::vector<float> values;      // V as rows [slotCount][kv_dim]: row i is cacheSlots[i]
 };
 
+// A run of one query's kept slots [first, end) that one rotation of the query scores: the query
+// as placed, or for sinks whose streaming distance folds (section 5) the query rotated to
+// rotatedTo = p_j + W + S - 1 - j, which sinks placed one after another share.
+struct ScoreRun {
+    static constexpr int64_t kUnrotated = -1;
+
+    int first = 0;
+    int end = 0;
+    int64_t rotatedTo = kUnrotated;
+    const float* query = nullptr; // [n_head * head_dim] the query the run is scored with
+};
+
 // Scratch of one attention, sized once per session for `slotCount` slots.
 struct AttentionScratch {
     // Decoded copies of every layer are kept up to this size; past it (very long tool blocks on
@@ -47,10 +59,13 @@ struct AttentionScratch {
     // [KernelTable::kMaxScoreTokens][n_head * slotCount] attention weights of up to eight queries
     // at once: query t's [n_head][kept_t] at t * n_head * gathered
     std::vector<float> tokenScores;
-    std::vector<float> qRotated; // [n_head][head_dim] the query rotated for folded sinks
-    std::vector<float> foldCos;  // [head_dim / 2] a streaming sink's folded rotation
-    std::vector<float> foldSin;  // [head_dim / 2]
-    std::vector<float> keyRow;   // [kv_dim] a folded streaming sink's key
+    // [KernelTable::kMaxScoreTokens] each query's runs of kept slots, in kept order
+    std::vector<std::vector<ScoreRun>> scoreRuns;
+    // [rotations][n_head * head_dim] the queries rotated for folded sinks, one a token and folded
+    // run (one a token with sinks placed one after another); grows when a group has more
+    std::vector<float> qRotated;
+    std::vector<float> foldCos; // [head_dim / 2] a streaming sink's folded rotation
+    std::vector<float> foldSin; // [head_dim / 2]
 };
 
 // One query of a forward pass, as the cache stood when its token was placed.

@@ -2,13 +2,14 @@
 // at every instruction-set level this CPU runs, each score and each output value equals the
 // scalar reference, ggml::laneDot16 of the portable level over the same vectors gathered one by
 // one, bit for bit. Slot counts around the sixteen-slot step, heads of 64, 48 and 8 values,
-// grouped KV heads, a key stride longer than the kept slots, and a head range.
+// grouped KV heads, a key stride longer than the kept slots, a head range, and runs of slots.
 #include "model/kernels/kernel_table.h"
 #include "quant_test_support.h"
 
 #include <QtTest>
 
 #include <bit>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -111,6 +112,31 @@ struct TokenBuffers {
     }
 };
 
+// A chunk case's random keys [kvDim][keyStride] and each token's query [heads][headDim].
+struct ChunkInputs {
+    std::vector<float> keyColumns;
+    TokenBuffers queries;
+};
+
+ChunkInputs randomInputs(const ChunkCase& c, std::mt19937& generator) {
+    ChunkInputs in;
+    in.keyColumns = randomValues(size_t(c.shape.kvDim * c.shape.keyStride), 2.0f, generator);
+    for (int t = 0; t < c.tokens; ++t)
+        in.queries.add(randomValues(size_t(c.heads * c.shape.headDim), 2.0f, generator));
+    return in;
+}
+
+// Each token's scores [heads][c.shape.kept] by attentionScoresTokens over `shape` for heads
+// [1, heads), -7 wherever it writes nothing.
+TokenBuffers scoresOf(const ChunkCase& c, const AttentionShape& shape, ChunkInputs& in) {
+    TokenBuffers scores;
+    for (int t = 0; t < c.tokens; ++t)
+        scores.add(std::vector<float>(size_t(c.heads * c.shape.kept), -7.0f));
+    c.level->attentionScoresTokens(shape, c.tokens, in.queries.constRows().data(), c.kept.data(),
+                                   in.keyColumns.data(), 0.125f, scores.rows().data(), 1, c.heads);
+    return scores;
+}
+
 // Token t's outputs of the many-token kernel against the one-token kernel's, bit for bit.
 bool sameAsAlone(const ChunkCase& c, int t, const std::vector<float>& got,
                  const std::vector<float>& alone) {
@@ -200,24 +226,46 @@ private slots:
     // a token's [heads][kept_t], nor for heads outside the range.
     void severalTokensScoreAsEachAlone() {
         const int compared = forEveryChunkCase([](const ChunkCase& c, std::mt19937& generator) {
-            const AttentionShape& shape = c.shape;
-            const auto keyColumns =
-                randomValues(size_t(shape.kvDim * shape.keyStride), 2.0f, generator);
-            TokenBuffers queries, scores;
+            ChunkInputs in = randomInputs(c, generator);
+            TokenBuffers scores = scoresOf(c, c.shape, in);
             for (int t = 0; t < c.tokens; ++t) {
-                queries.add(randomValues(size_t(c.heads * shape.headDim), 2.0f, generator));
-                scores.add(std::vector<float>(size_t(c.heads * shape.kept), -7.0f));
-            }
-            c.level->attentionScoresTokens(shape, c.tokens, queries.constRows().data(),
-                                           c.kept.data(), keyColumns.data(), 0.125f,
-                                           scores.rows().data(), 1, c.heads);
-            for (int t = 0; t < c.tokens; ++t) {
-                AttentionShape own = shape;
+                AttentionShape own = c.shape;
                 own.kept = c.kept[size_t(t)];
-                std::vector<float> alone(size_t(c.heads * shape.kept), -7.0f);
-                c.level->attentionScores(own, queries.at(t).data(), keyColumns.data(), 0.125f,
+                std::vector<float> alone(size_t(c.heads * c.shape.kept), -7.0f);
+                c.level->attentionScores(own, in.queries.at(t).data(), in.keyColumns.data(), 0.125f,
                                          alone.data(), 1, c.heads);
                 if (!sameAsAlone(c, t, scores.at(t), alone)) return;
+            }
+        });
+        QVERIFY(compared >= 1);
+    }
+
+    // A run of slots [scoreFirst, scoreEnd) (streaming positions score a tool block's folded
+    // sinks with a query of their own): for one token and several, at every level, each token's
+    // scores inside the run equal the whole call's, bit for bit, and nothing outside the run or
+    // past the token's kept slots is written.
+    void aRunOfSlotsScoresOnlyItsSlots() {
+        const int compared = forEveryChunkCase([](const ChunkCase& c, std::mt19937& generator) {
+            ChunkInputs in = randomInputs(c, generator);
+            TokenBuffers whole = scoresOf(c, c.shape, in);
+            const int gathered = c.shape.kept;
+            for (const auto& [first, end] :
+                 std::vector<std::pair<int, int>>{{0, gathered / 2},
+                                                  {gathered / 3, std::numeric_limits<int>::max()},
+                                                  {1, gathered - 1},
+                                                  {gathered - 1, gathered}}) {
+                AttentionShape run = c.shape;
+                run.scoreFirst = first;
+                run.scoreEnd = end;
+                TokenBuffers scores = scoresOf(c, run, in);
+                for (int t = 0; t < c.tokens; ++t) {
+                    const int kept = c.kept[size_t(t)];
+                    std::vector<float> expected(size_t(c.heads * gathered), -7.0f);
+                    for (int h = 1; h < c.heads; ++h)
+                        for (int i = first; i < std::min(kept, end); ++i)
+                            expected[size_t(h * kept + i)] = whole.at(t)[size_t(h * kept + i)];
+                    if (!sameAsAlone(c, t, scores.at(t), expected)) return;
+                }
             }
         });
         QVERIFY(compared >= 1);

@@ -116,19 +116,20 @@ void scoreSlots(const float* query, const float* keyColumns, size_t stride, int 
 void attentionScores(const AttentionShape& shape, const float* queries, const float* keyColumns,
                      float scale, float* scores, int headBegin, int headEnd) {
     const auto kept = static_cast<size_t>(shape.kept);
+    const auto end = static_cast<size_t>(std::min(shape.kept, shape.scoreEnd));
     const auto stride = static_cast<size_t>(shape.keyStride);
     for (int h = headBegin; h < headEnd; ++h) {
         const float* query = queries + static_cast<size_t>(h) * shape.headDim;
         const float* keys =
             keyColumns + static_cast<size_t>(h / shape.groupSize) * shape.headDim * stride;
         float* headScores = scores + static_cast<size_t>(h) * kept;
-        size_t first = 0;
-        for (; first + kLanes <= kept; first += kLanes)
+        auto first = static_cast<size_t>(shape.scoreFirst);
+        for (; first + kLanes <= end; first += kLanes)
             scoreSlots<kLanes>(query, keys, stride, shape.headDim, first, scale, headScores,
                                kLanes);
-        if (first < kept)
+        if (first < end)
             scoreSlots<0>(query, keys, stride, shape.headDim, first, scale, headScores,
-                          static_cast<int>(kept - first));
+                          static_cast<int>(end - first));
     }
 }
 
@@ -148,9 +149,9 @@ void storeFoldedLanes(const float (*lanes)[kLanes], float scale, size_t width, f
 // (fewer where `slots` < 16: the loads are masked to them): for each lane l, the key rows
 // l, l + 16, ... are loaded once and every token's lane l is their chain of multiply-adds (the
 // order dotsInRegisters takes), kept in memory until the token's fold. Token t's scores are
-// stored for the slots below kept[t] only.
+// stored for the slots below ends[t] only.
 void dotsForTokens(int tokens, const float* const* queries, const float* rows, size_t stride,
-                   size_t n, int slots, float scale, const int* kept, size_t first,
+                   size_t n, int slots, float scale, const int* ends, size_t first,
                    float* const* out) {
     const auto loadMask = static_cast<__mmask16>(slots >= kLanes ? 0xffff : (1u << slots) - 1);
     constexpr size_t kMaxChain = 16; // head_dim up to 256
@@ -168,9 +169,9 @@ void dotsForTokens(int tokens, const float* const* queries, const float* rows, s
         }
     }
     for (int t = 0; t < tokens; ++t)
-        if (static_cast<size_t>(kept[t]) > first)
+        if (static_cast<size_t>(ends[t]) > first)
             storeFoldedLanes(lanes[t], scale,
-                             std::min<size_t>(kLanes, static_cast<size_t>(kept[t]) - first),
+                             std::min<size_t>(kLanes, static_cast<size_t>(ends[t]) - first),
                              out[t] + first);
 }
 #endif
@@ -181,7 +182,10 @@ void attentionScoresTokens(const AttentionShape& shape, int tokens, const float*
 #if SINKSCOPE_KERNEL_ISA >= 2
     if (tokens > 1 && shape.headDim <= 16 * kLanes) {
         const auto stride = static_cast<size_t>(shape.keyStride);
-        const int widest = *std::max_element(kept, kept + tokens);
+        int ends[KernelTable::kMaxScoreTokens];
+        for (int t = 0; t < tokens; ++t)
+            ends[t] = std::min(kept[t], shape.scoreEnd);
+        const int widest = *std::max_element(ends, ends + tokens);
         for (int h = headBegin; h < headEnd; ++h) {
             const float* keys =
                 keyColumns + static_cast<size_t>(h / shape.groupSize) * shape.headDim * stride;
@@ -191,9 +195,9 @@ void attentionScoresTokens(const AttentionShape& shape, int tokens, const float*
                 headQueries[t] = queries[t] + static_cast<size_t>(h) * shape.headDim;
                 headScores[t] = scores[t] + static_cast<size_t>(h) * kept[t];
             }
-            for (int first = 0; first < widest; first += kLanes)
+            for (int first = shape.scoreFirst; first < widest; first += kLanes)
                 dotsForTokens(tokens, headQueries, keys + first, stride,
-                              static_cast<size_t>(shape.headDim), widest - first, scale, kept,
+                              static_cast<size_t>(shape.headDim), widest - first, scale, ends,
                               static_cast<size_t>(first), headScores);
         }
         return;

@@ -10,18 +10,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 namespace sinkscope {
 
 // Attention over `kept` cache slots: heads query heads of headDim values, each head reading key
 // and value head h / groupSize of the kvDim-wide rows. The key columns hold keyStride >= kept
-// slots (the keys gathered once for a longer slot list whose first `kept` are these).
+// slots (the keys gathered once for a longer slot list whose first `kept` are these). The score
+// kernels score only the slots [scoreFirst, min(kept, scoreEnd)), into the same [heads][kept]
+// rows: a run of slots that one rotation of the query scores (streaming positions fold sinks).
 struct AttentionShape {
     int kept = 0;
     int headDim = 0;
     int groupSize = 1;
     int kvDim = 0;
     int keyStride = 0;
+    int scoreFirst = 0;
+    int scoreEnd = std::numeric_limits<int>::max();
 };
 
 struct KernelTable {
@@ -75,8 +80,9 @@ struct KernelTable {
     void (*gemmF32)(const float* w, int64_t cols, const float* x, int tokens, float* out,
                     size_t outStride, int64_t rowBegin, int64_t rowEnd) = nullptr;
     // scores[h][i] = (queries[h] . key head h / groupSize of slot i) * scale for heads h in
-    // [headBegin, headEnd), each dot summed as laneDot16: queries [heads][headDim], keyColumns
-    // (the keys transposed) [kvDim][keyStride], scores [heads][kept]
+    // [headBegin, headEnd) and slots i in [scoreFirst, min(kept, scoreEnd)), each dot summed as
+    // laneDot16: queries [heads][headDim], keyColumns (the keys transposed) [kvDim][keyStride],
+    // scores [heads][kept]
     void (*attentionScores)(const AttentionShape& shape, const float* queries,
                             const float* keyColumns, float scale, float* scores, int headBegin,
                             int headEnd) = nullptr;
