@@ -7,10 +7,10 @@
 #include "chat_panel/message_input.h"
 #include "main_window_fixture.h"
 #include "model/synthetic.h"
+#include "model_files/model_info_dialog.h"
+#include "model_files/recent_models.h"
 #include "sinkscope_version.h"
 #include "window/app_icon.h"
-#include "window/model_info_dialog.h"
-#include "window/recent_models.h"
 #include "worker/display_text.h"
 #include "worker/engine_client.h"
 

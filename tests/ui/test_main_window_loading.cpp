@@ -9,10 +9,10 @@
 
 #include "chat_panel/chat_panel.h"
 #include "main_window_fixture.h"
+#include "model_files/load_progress.h"
 #include "session/session_actions.h"
 #include "session/session_file.h"
 #include "views/tools_editor.h"
-#include "window/load_progress.h"
 #include "window/tools_page.h"
 #include "worker/engine_client.h"
 

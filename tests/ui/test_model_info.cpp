@@ -3,8 +3,8 @@
 // a synthetic one without a chat template, and the reference qwen2-tiny with its Qwen2.5 one).
 #include "gguf/gguf.h"
 #include "model/synthetic.h"
+#include "model_files/model_info_dialog.h"
 #include "test_support.h"
-#include "window/model_info_dialog.h"
 #include "window_test_support.h"
 
 #include <QToolButton>

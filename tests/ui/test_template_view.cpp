@@ -5,10 +5,10 @@
 // template) and the built-in needle-nano.
 #include "chat/chat_template.h"
 #include "model/model.h"
+#include "model_files/model_info_dialog.h"
 #include "test_support.h"
 #include "tools/tool_schema.h"
 #include "views/tools_editor.h"
-#include "window/model_info_dialog.h"
 #include "window/status_banner.h"
 #include "window/tools_page.h"
 #include "window_test_support.h"

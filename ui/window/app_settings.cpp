@@ -1,6 +1,6 @@
 #include "window/app_settings.h"
 
-#include "window/recent_models.h"
+#include "model_files/recent_models.h"
 
 #include <QSettings>
 

@@ -2,7 +2,7 @@
 // says, and the tools an apply that was cancelled goes back to (the worker kept them in force).
 #include "window/main_window.h"
 
-#include "window/load_progress.h"
+#include "model_files/load_progress.h"
 #include "worker/engine_client.h"
 
 #include <QStatusBar>

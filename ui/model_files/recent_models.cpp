@@ -1,4 +1,4 @@
-#include "window/recent_models.h"
+#include "model_files/recent_models.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -1,4 +1,4 @@
-#include "window/load_progress.h"
+#include "model_files/load_progress.h"
 
 #include <QHBoxLayout>
 #include <QLabel>

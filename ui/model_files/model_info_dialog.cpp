@@ -1,4 +1,4 @@
-#include "window/model_info_dialog.h"
+#include "model_files/model_info_dialog.h"
 
 #include <QDialogButtonBox>
 #include <QDir>

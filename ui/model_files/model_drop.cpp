@@ -1,4 +1,4 @@
-#include "window/model_drop.h"
+#include "model_files/model_drop.h"
 
 #include <QApplication>
 #include <QDropEvent>
