@@ -1,6 +1,7 @@
 #include "session/session_actions.h"
 
 #include "session/session_autosave.h"
+#include "worker/display_text.h"
 #include "worker/engine_client.h"
 #include "worker/file_hash.h"
 
@@ -27,6 +28,10 @@ constexpr int kStatusMessageMs = 10000;
 
 QString shown(const QString& path) {
     return QDir::toNativeSeparators(path);
+}
+
+QString turnCount(qsizetype turns) {
+    return countOf(turns, SessionActions::tr("turn"), SessionActions::tr("turns"));
 }
 
 } // namespace
@@ -106,8 +111,7 @@ bool SessionActions::saveTo(const QString& path) {
         return false;
     }
     m_window.statusBar()->showMessage(
-        tr("Session saved to %1 (%n turn(s))", nullptr, int(session->turns.size()))
-            .arg(shown(path)),
+        tr("Session saved to %1 (%2)").arg(shown(path), turnCount(session->turns.size())),
         kStatusMessageMs);
     return true;
 }
@@ -190,9 +194,9 @@ void SessionActions::offerChatOfEndedRun(const QString& path) {
     const QDateTime written = QFileInfo(path).lastModified();
     auto* box = new QMessageBox(
         QMessageBox::Question, tr("Restore Chat"),
-        tr("Sinkscope did not quit the last time it ran. Restore the chat from %1 (%n turn(s))?",
-           nullptr, int(session->turns.size()))
-            .arg(QLocale().toString(written, QLocale::ShortFormat)),
+        tr("Sinkscope did not quit the last time it ran. Restore the chat from %1 (%2)?")
+            .arg(QLocale().toString(written, QLocale::ShortFormat),
+                 turnCount(session->turns.size())),
         QMessageBox::NoButton, &m_window);
     box->setObjectName(QStringLiteral("restoreEndedRun"));
     box->setAttribute(Qt::WA_DeleteOnClose);
